@@ -1,0 +1,119 @@
+# SPDX-License-Identifier: MIT
+# LociOS top-level build. `make run` and `make test` are all a new user needs; both
+# bring in what is missing first (tools/setup.sh), quietly when nothing is.
+#
+# Pieces and who builds them:
+#   boot/boot.mk      BOOTX64.EFI, our UEFI loader, sealed with the kernel's SHA-256
+#   kernel/kernel.mk  the ring-0 core's objects and its linker script
+#   port/Makefile     MicroPython 1.25.0 core + our port, as one static library
+#   this file         setup, the final two-stage kernel link (symbol table), the disk
+#                     image, QEMU launch profiles and the test entry points
+
+BUILD       := build
+MICROPY_DIR ?= $(BUILD)/micropython-1.25.0
+VENV        := .venv
+PY          := $(VENV)/bin/python
+CC          := gcc
+LD          := ld
+OBJCOPY     := objcopy
+
+KERNEL_ELF  := $(BUILD)/kernel.elf
+LOADER      := $(BUILD)/boot/BOOTX64.EFI
+IMAGE       := $(BUILD)/lociOS.img
+PORT_LIB    := $(BUILD)/port/libmicropython.a
+SETUP_STAMP := $(BUILD)/.setup-ok
+
+# Guest RAM for run/debug/test; the tests also boot other sizes on purpose.
+MEM ?= 512M
+# Extra QEMU arguments, e.g. QEMU_ARGS="-smp 2". ICOUNT=1: deterministic guest time.
+QEMU_ARGS ?=
+ICOUNT ?=
+LAUNCH_OPTS := --mem $(MEM) $(if $(ICOUNT),--icount)
+
+export MICROPY_DIR
+
+.PHONY: all setup build image run debug test test-host test-qemu lint bench clean distclean
+
+all: build
+
+# Set-up runs on every invocation that needs it; it is cheap and silent when all is present.
+setup:
+	@tools/setup.sh
+
+$(SETUP_STAMP): tools/setup.sh tools/fetch_micropython.sh tools/requirements.txt
+	@tools/setup.sh
+	@mkdir -p $(BUILD) && touch $@
+
+include kernel/kernel.mk
+include boot/boot.mk
+
+# ---- MicroPython port ----------------------------------------------------------------
+.PHONY: port-lib
+port-lib: $(SETUP_STAMP)
+	@$(MAKE) --no-print-directory -C port \
+		BUILD=$(abspath $(BUILD)/port) MICROPY_DIR=$(abspath $(MICROPY_DIR)) \
+		KERNEL_INC=$(abspath kernel) lib
+
+$(PORT_LIB): port-lib
+
+# ---- Final kernel link, in two stages --------------------------------------------------
+# Stage 1 links with an empty symbol table; tools/symtab.py turns its symbols into a
+# blob that stage 2 links into .ksymtab, the last section of the image, so no other
+# address moves (symtab.py --check proves it).
+KERNEL_LINK_INPUTS = $(KERNEL_OBJS) --whole-archive $(PORT_LIB) --no-whole-archive $(LIBGCC)
+LIBGCC := $(shell $(CC) -print-libgcc-file-name)
+
+$(BUILD)/kernel.stage1.elf: $(KERNEL_OBJS) $(KERNEL_LDSCRIPT) port-lib $(BUILD)/kernel/symtab_empty.o
+	@echo "LD      $@"
+	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -T $(KERNEL_LDSCRIPT) \
+		-o $@ $(KERNEL_LINK_INPUTS) $(BUILD)/kernel/symtab_empty.o
+
+$(BUILD)/kernel/symtab.o: $(BUILD)/kernel.stage1.elf tools/symtab.py
+	@echo "SYMTAB  $@"
+	@$(PY) tools/symtab.py build $< $(BUILD)/kernel/symtab.bin
+	@$(OBJCOPY) -I binary -O elf64-x86-64 -B i386:x86-64 \
+		--rename-section .data=.ksymtab,alloc,load,readonly,data,contents \
+		$(BUILD)/kernel/symtab.bin $@
+
+$(KERNEL_ELF): $(BUILD)/kernel.stage1.elf $(BUILD)/kernel/symtab.o
+	@echo "LD      $@"
+	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -T $(KERNEL_LDSCRIPT) \
+		-o $@ $(KERNEL_LINK_INPUTS) $(BUILD)/kernel/symtab.o
+	@$(PY) tools/symtab.py check $(BUILD)/kernel.stage1.elf $@
+
+# ---- Disk image ------------------------------------------------------------------------
+$(IMAGE): $(LOADER) $(KERNEL_ELF) tools/mkimage.py
+	@echo "IMAGE   $@"
+	@$(PY) tools/mkimage.py --loader $(LOADER) --kernel $(KERNEL_ELF) -o $@
+
+build: $(SETUP_STAMP) $(IMAGE)
+image: build
+
+# ---- QEMU ------------------------------------------------------------------------------
+run: build
+	@$(PY) qemu/launch.py run --image $(IMAGE) $(LAUNCH_OPTS) -- $(QEMU_ARGS)
+
+debug: build
+	@$(PY) qemu/launch.py debug --image $(IMAGE) $(LAUNCH_OPTS) --elf $(KERNEL_ELF) -- $(QEMU_ARGS)
+
+# ---- Tests -----------------------------------------------------------------------------
+test: build lint
+	@$(PY) -m pytest -q tests/host tests/qemu
+
+test-host: $(SETUP_STAMP)
+	@$(PY) -m pytest -q tests/host
+
+test-qemu: build
+	@$(PY) -m pytest -q tests/qemu
+
+bench: build
+	@PYTHONPATH=tools $(PY) tools/bench_boot.py -n 5 --mem $(MEM)
+
+lint: $(SETUP_STAMP)
+	@$(VENV)/bin/ruff check --quiet tools tests qemu
+
+clean:
+	rm -rf $(BUILD)/boot $(BUILD)/kernel $(BUILD)/port $(BUILD)/*.elf $(IMAGE)
+
+distclean:
+	rm -rf $(BUILD) $(VENV)

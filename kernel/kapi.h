@@ -1,0 +1,84 @@
+// SPDX-License-Identifier: MIT
+// The kernel's one public interface. port/ (the MicroPython port) includes only this
+// header; everything else in kernel/ is private to it.
+#ifndef LOCIOS_KAPI_H
+#define LOCIOS_KAPI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../boot/bootinfo.h"
+
+// ---- Entry ---------------------------------------------------------------------------
+// The kernel calls this once everything below works. It never returns.
+void port_main(void) __attribute__((noreturn));
+
+// ---- Console (COM1 16550, 115200 8N1) -------------------------------------------------
+void kcon_write(const char *s, size_t len);
+// Next received byte, or -1 when none is waiting. Never blocks.
+int kcon_read(void);
+// Received bytes waiting in the interrupt-fed ring.
+size_t kcon_pending(void);
+// When `c` arrives, the receive interrupt calls `on_char` (from interrupt context) and
+// drops the byte instead of queueing it. c < 0 disables. Used for Ctrl-C.
+void kcon_set_interrupt_char(int c, void (*on_char)(void));
+
+// ---- Time -----------------------------------------------------------------------------
+uint64_t ktime_tsc(void);           // raw TSC
+uint64_t ktime_tsc_hz(void);        // calibrated TSC frequency
+uint64_t ktime_us(void);            // microseconds since kernel entry
+uint64_t ktime_ms(void);            // milliseconds since kernel entry
+uint64_t ktime_ticks(void);         // LAPIC timer interrupts so far
+uint32_t ktime_tick_hz(void);       // LAPIC timer rate
+uint64_t ktime_entry_tsc(void);     // TSC read by the first instruction of the kernel
+// Halt the CPU until the next interrupt (timer or console).
+void kcpu_wait_for_interrupt(void);
+
+// ---- Memory ---------------------------------------------------------------------------
+struct kmem_stats {
+    uint64_t ram_bytes;         // usable + reclaimable RAM the firmware reported
+    uint64_t frames_total;      // 4 KiB frames the allocator manages
+    uint64_t frames_free;
+    uint64_t kernel_bytes;      // loaded kernel image
+    uint64_t heap_bytes;        // GC heap handed to the port (0 before kmem_take_heap)
+    uint64_t exec_bytes_total;  // executable arena for native code
+    uint64_t exec_bytes_used;
+};
+void kmem_get_stats(struct kmem_stats *out);
+
+// Take one contiguous RW, non-executable region for the GC heap: `percent` of the
+// free frames, clamped to [floor, ceiling] bytes. Returns NULL (and *size = 0) if
+// not even `floor` bytes are available. Called once per boot.
+void *kmem_take_heap(size_t floor, size_t ceiling, unsigned percent, size_t *size);
+
+// Executable arena for emitted machine code (W^X: it is written through a separate
+// writable alias and executed through a read+execute mapping). Copies `len` bytes
+// of `code` into the arena and returns the executable address, or NULL when full.
+void *kexec_commit(const void *code, size_t len);
+// Forget every committed block (soft reset: no old code object survives it).
+void kexec_reset(void);
+
+// The stack the port runs on: [limit, top). A guard page sits below `limit`.
+void kstack_bounds(uintptr_t *limit, uintptr_t *top);
+
+// ---- Boot information -----------------------------------------------------------------
+// The kernel's own copy of what the loader handed over (valid for the whole boot).
+const struct bootinfo *kboot_info(void);
+
+// ---- Machine --------------------------------------------------------------------------
+uint8_t kio_in8(uint16_t port);
+uint16_t kio_in16(uint16_t port);
+uint32_t kio_in32(uint16_t port);
+void kio_out8(uint16_t port, uint8_t v);
+void kio_out16(uint16_t port, uint16_t v);
+void kio_out32(uint16_t port, uint32_t v);
+
+// ACPI S5 power-off; under QEMU it ends the emulator with status 0.
+void kpower_off(void) __attribute__((noreturn));
+// Reset the machine (keyboard controller, then triple fault as a last resort).
+void kpower_reset(void) __attribute__((noreturn));
+// Print a message and stop the machine cleanly (never returns).
+void kpanic(const char *msg) __attribute__((noreturn));
+
+#endif

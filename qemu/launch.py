@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Launch profiles for booting the LociOS disk image in QEMU.
+
+  run    serial console on this terminal for people (Ctrl-A X quits, Ctrl-A C monitor)
+  debug  as run, plus QEMU's gdb stub on :1234, paused before the firmware starts
+  test   serial on stdio with no QEMU escape key (the raw REPL needs Ctrl-A), for tools
+  check  only report the QEMU, firmware and accelerator that would be used
+
+All profiles boot the same GPT image a user writes to a USB stick, through OVMF, with
+isa-debug-exit at 0xf4 so the kernel can end QEMU with a status. KVM is used only if a
+probe shows it can run the firmware; otherwise TCG. Standard library only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = ROOT / "build"
+
+# (code, vars) pairs where Debian, Ubuntu, Fedora and Arch install OVMF.
+OVMF_CANDIDATES = [
+    ("/usr/share/OVMF/OVMF_CODE_4M.fd", "/usr/share/OVMF/OVMF_VARS_4M.fd"),
+    ("/usr/share/OVMF/OVMF_CODE.fd", "/usr/share/OVMF/OVMF_VARS.fd"),
+    ("/usr/share/edk2/ovmf/OVMF_CODE.fd", "/usr/share/edk2/ovmf/OVMF_VARS.fd"),
+    ("/usr/share/edk2/x64/OVMF_CODE.4m.fd", "/usr/share/edk2/x64/OVMF_VARS.4m.fd"),
+    ("/usr/share/edk2/x64/OVMF_CODE.fd", "/usr/share/edk2/x64/OVMF_VARS.fd"),
+]
+
+# isa-debug-exit: the guest writes v, QEMU exits with (v << 1) | 1.
+DEBUG_EXIT_DEVICE = "isa-debug-exit,iobase=0xf4,iosize=0x04"
+
+
+class LaunchError(Exception):
+    """A problem the user can fix; printed without a traceback."""
+
+
+def find_qemu() -> str:
+    qemu = shutil.which("qemu-system-x86_64")
+    if not qemu:
+        raise LaunchError(
+            "qemu-system-x86_64 not found: run `make setup` (Debian/Ubuntu package "
+            "qemu-system-x86)"
+        )
+    return qemu
+
+
+def find_ovmf() -> tuple[str, str | None]:
+    """Returns (code, vars template); vars is None for a combined OVMF.fd."""
+    override = os.environ.get("OVMF")
+    if override:
+        if not Path(override).is_file():
+            raise LaunchError(f"OVMF={override}: no such file")
+        return override, os.environ.get("OVMF_VARS")
+    for code, vars_ in OVMF_CANDIDATES:
+        if Path(code).is_file() and Path(vars_).is_file():
+            return code, vars_
+    for combined in ("/usr/share/ovmf/OVMF.fd", "/usr/share/qemu/OVMF.fd"):
+        if Path(combined).is_file():
+            return combined, None
+    raise LaunchError(
+        "no OVMF firmware found: `make setup` installs it (Debian/Ubuntu package ovmf; "
+        "Fedora edk2-ovmf), or pass OVMF=/path/to/OVMF_CODE.fd"
+    )
+
+
+def kvm_works(qemu: str, code: str) -> bool:
+    """True if KVM can run the firmware here. /dev/kvm can exist yet fail on OVMF
+    (nested, paravirtual KVM), so run the firmware for a few seconds and see whether
+    QEMU is still alive. The answer is cached per QEMU binary and kernel release."""
+    choice = os.environ.get("LOCIOS_ACCEL")
+    if choice in ("kvm", "tcg"):
+        return choice == "kvm"
+    if not os.access("/dev/kvm", os.R_OK | os.W_OK):
+        return False
+    key = f"{qemu} {os.stat(qemu).st_mtime_ns} {os.uname().release}"
+    cache = BUILD / ".kvm-probe"
+    if cache.is_file():
+        lines = cache.read_text().splitlines()
+        if len(lines) == 2 and lines[0] == key:
+            return lines[1] == "yes"
+    ok = _firmware_reaches_boot_manager(qemu, code, "kvm")
+    BUILD.mkdir(exist_ok=True)
+    cache.write_text(f"{key}\n{'yes' if ok else 'no'}\n")
+    return ok
+
+
+def _firmware_reaches_boot_manager(qemu: str, code: str, accel: str) -> bool:
+    """Runs OVMF alone and watches its serial output for the boot manager (BdsDxe).
+    A broken KVM stops with "KVM internal error" while QEMU itself stays alive."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [
+            qemu, "-accel", accel, "-machine", "q35", "-m", "128M", "-display", "none",
+            "-serial", "stdio", "-monitor", "none", "-no-reboot", "-net", "none",
+            "-drive", f"if=pflash,format=raw,readonly=on,file={code}",
+        ]
+        try:
+            proc = subprocess.run(cmd, cwd=tmp, capture_output=True, timeout=8)
+            out = proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired as e:
+            out = (e.stdout or b"") + (e.stderr or b"")
+    return b"BdsDxe" in out and b"KVM internal error" not in out
+
+
+def qemu_command(
+    profile: str,
+    image: Path,
+    mem: str,
+    vars_copy: Path | None,
+    icount: bool,
+    extra: list[str],
+) -> list[str]:
+    qemu = find_qemu()
+    code, vars_template = find_ovmf()
+    if not image.is_file():
+        raise LaunchError(f"{image}: no such image; build it with `make image`")
+    cmd = [qemu, "-machine", "q35", "-m", mem, "-no-reboot", "-net", "none"]
+    if icount:
+        # Guest time follows the instruction count: reruns are identical.
+        cmd += ["-accel", "tcg,thread=single", "-icount", "shift=0,align=off,sleep=off"]
+    elif kvm_works(qemu, code):
+        cmd += ["-accel", "kvm", "-cpu", "host"]
+    else:
+        cmd += ["-accel", "tcg", "-cpu", "max"]
+    if vars_template and vars_copy:
+        shutil.copyfile(vars_template, vars_copy)
+        cmd += [
+            "-drive", f"if=pflash,format=raw,readonly=on,file={code}",
+            "-drive", f"if=pflash,format=raw,file={vars_copy}",
+        ]
+    else:
+        cmd += ["-bios", code]
+    # snapshot=on: the guest never writes back to the image under test.
+    cmd += ["-drive", f"format=raw,file={image},if=virtio,snapshot=on"]
+    cmd += ["-device", DEBUG_EXIT_DEVICE, "-display", "none"]
+    if profile in ("run", "debug"):
+        cmd += ["-serial", "mon:stdio"]
+    else:
+        cmd += ["-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
+                "-monitor", "none"]
+    if profile == "debug":
+        cmd += ["-s", "-S"]
+    return cmd + extra
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("profile", choices=("run", "debug", "test", "check"))
+    ap.add_argument("--image", type=Path, default=BUILD / "lociOS.img")
+    ap.add_argument("--mem", default="512M", help="guest RAM (QEMU -m syntax)")
+    ap.add_argument("--elf", type=Path, default=BUILD / "kernel.elf",
+                    help="kernel ELF with symbols, for the debug profile's hint")
+    ap.add_argument("--icount", action="store_true",
+                    help="deterministic guest time (TCG, instruction counting)")
+    ap.add_argument("--print", action="store_true", help="print the command, don't run it")
+    ap.add_argument("extra", nargs="*", help="extra QEMU arguments, after --")
+    args = ap.parse_args(argv)
+
+    if args.profile == "check":
+        try:
+            qemu, (code, _) = find_qemu(), find_ovmf()
+        except LaunchError as e:
+            print(f"launch: {e}", file=sys.stderr)
+            return 2
+        accel = "kvm" if kvm_works(qemu, code) else "tcg"
+        print(f"qemu {qemu}\nfirmware {code}\naccel {accel}")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="lociOS-") as tmp:
+        try:
+            cmd = qemu_command(args.profile, args.image, args.mem,
+                               Path(tmp) / "OVMF_VARS.fd", args.icount, args.extra)
+        except LaunchError as e:
+            print(f"launch: {e}", file=sys.stderr)
+            return 2
+        if args.print:
+            print(shlex.join(cmd))
+            return 0
+        if args.profile in ("run", "debug"):
+            accel = cmd[cmd.index("-accel") + 1].split(",")[0].upper()
+            print(f"LociOS: booting {args.image.name} in QEMU ({accel}, {args.mem} RAM). "
+                  "The serial console follows; OVMF takes a few seconds.\n"
+                  "        Quit: Ctrl-A then X.   QEMU monitor: Ctrl-A then C.",
+                  file=sys.stderr)
+        if args.profile == "debug":
+            print(f"        Paused for gdb on :1234. In another terminal:\n"
+                  f"        gdb {args.elf} -ex 'target remote :1234' -ex continue",
+                  file=sys.stderr)
+        if args.profile == "test":
+            os.execv(cmd[0], cmd)
+        return subprocess.call(cmd)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
