@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: MIT
+// Reads \LOCIOS\KERNEL.ELF, whole, from the FAT volume BOOTX64.EFI was started from.
+#include "loader.h"
+
+#define INFO_BUF 512
+
+static EFI_STATUS open_kernel(EFI_FILE_HANDLE *file)
+{
+    EFI_GUID li_guid = EFI_LOADED_IMAGE_PROTOCOL_GUID;
+    EFI_GUID fs_guid = EFI_SIMPLE_FILE_SYSTEM_PROTOCOL_GUID;
+    EFI_LOADED_IMAGE *li;
+    EFI_STATUS s = g_bs->HandleProtocol(g_image, &li_guid, (void **)&li);
+    if (s != EFI_SUCCESS)
+        return fail(s, "no LoadedImage protocol on our own image (%s)", efi_status_name(s));
+    EFI_FILE_IO_INTERFACE *fs;
+    s = g_bs->HandleProtocol(li->DeviceHandle, &fs_guid, (void **)&fs);
+    if (s != EFI_SUCCESS)
+        return fail(s, "the device this loader was started from has no file system (%s); "
+                    "boot it from the FAT ESP that tools/mkimage.py writes",
+                    efi_status_name(s));
+    EFI_FILE_HANDLE root;
+    s = fs->OpenVolume(fs, &root);
+    if (s != EFI_SUCCESS)
+        return fail(s, "cannot open the boot volume (%s)", efi_status_name(s));
+    s = root->Open(root, file, LOADER_KERNEL_PATH, EFI_FILE_MODE_READ, 0);
+    root->Close(root);
+    if (s == EFI_NOT_FOUND)
+        return fail(s, "%s not found on the volume BOOTX64.EFI was started from; "
+                    "nothing to boot. Rebuild the image with tools/mkimage.py, which puts "
+                    "the kernel there", LOADER_KERNEL_PATH_STR);
+    if (s != EFI_SUCCESS)
+        return fail(s, "cannot open %s (%s)", LOADER_KERNEL_PATH_STR, efi_status_name(s));
+    return EFI_SUCCESS;
+}
+
+static EFI_STATUS file_size(EFI_FILE_HANDLE file, uint64_t *size)
+{
+    EFI_GUID info_guid = EFI_FILE_INFO_ID;
+    UINT64 buf[INFO_BUF / sizeof(UINT64)];
+    UINTN len = sizeof buf;
+    EFI_STATUS s = file->GetInfo(file, &info_guid, &len, buf);
+    if (s != EFI_SUCCESS)
+        return fail(s, "cannot stat %s (%s)", LOADER_KERNEL_PATH_STR, efi_status_name(s));
+    *size = ((EFI_FILE_INFO *)buf)->FileSize;
+    return EFI_SUCCESS;
+}
+
+EFI_STATUS kernel_file_read(uint8_t **data, uint64_t *size)
+{
+    EFI_FILE_HANDLE file;
+    EFI_STATUS s = open_kernel(&file);
+    if (s != EFI_SUCCESS)
+        return s;
+    s = file_size(file, size);
+    if (s != EFI_SUCCESS)
+        goto out;
+    con_printf("LociOS loader: reading %s (%llu bytes)\n", LOADER_KERNEL_PATH_STR,
+               (unsigned long long)*size);
+    if (*size == 0 || *size > ELF_CHECK_WINDOW_HI - ELF_CHECK_WINDOW_LO) {
+        s = fail(EFI_LOAD_ERROR, "%s is %llu bytes; a kernel is 1 byte to %llu MiB",
+                 LOADER_KERNEL_PATH_STR, (unsigned long long)*size,
+                 (ELF_CHECK_WINDOW_HI - ELF_CHECK_WINDOW_LO) >> 20);
+        goto out;
+    }
+    s = g_bs->AllocatePool(EfiLoaderData, *size, (void **)data);
+    if (s != EFI_SUCCESS) {
+        s = fail(s, "no memory for a %llu-byte kernel file (%s)",
+                 (unsigned long long)*size, efi_status_name(s));
+        goto out;
+    }
+    uint64_t done = 0;
+    while (done < *size) {
+        UINTN chunk = *size - done;
+        s = file->Read(file, &chunk, *data + done);
+        if (s != EFI_SUCCESS || chunk == 0) {
+            s = fail(s != EFI_SUCCESS ? s : EFI_END_OF_FILE,
+                     "reading %s stopped at byte %llu of %llu (%s)", LOADER_KERNEL_PATH_STR,
+                     (unsigned long long)done, (unsigned long long)*size,
+                     efi_status_name(s));
+            g_bs->FreePool(*data);
+            goto out;
+        }
+        done += chunk;
+    }
+out:
+    file->Close(file);
+    return s;
+}

@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: MIT
+// Private interface between the loader's UEFI-side files, and the loader's tunables.
+// The pure modules (elf_check, memmap, fmt) have their own headers and no UEFI types.
+#ifndef LOCIOS_BOOT_LOADER_H
+#define LOCIOS_BOOT_LOADER_H
+
+#include <efi.h>
+#include <stdint.h>
+
+#include "bootinfo.h"
+#include "elf_check.h"
+
+// ---- Tunables -------------------------------------------------------------------------
+#define LOADER_KERNEL_PATH      L"\\LOCIOS\\KERNEL.ELF"
+#define LOADER_KERNEL_PATH_STR  "\\LOCIOS\\KERNEL.ELF"
+#define LOADER_REFUSAL_WAIT_S   10          // wait for a key this long after a refusal
+#define LOADER_MAP_SPARE_DESC   16          // memory map buffer padding, in descriptors
+#define LOADER_REGION_MARGIN    16          // regions kept free for map changes at exit
+#define LOADER_EXIT_TRIES       8           // ExitBootServices attempts
+#define LOADER_UART_PORT        0x3f8       // COM1
+
+// ---- Firmware handles (main.c) --------------------------------------------------------
+extern EFI_HANDLE g_image;
+extern EFI_SYSTEM_TABLE *g_st;
+extern EFI_BOOT_SERVICES *g_bs;
+
+// ---- console.c ------------------------------------------------------------------------
+void con_init(void);
+void con_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+// Prints "LociOS loader: error: <message>" and returns `status`, for `return fail(...)`.
+EFI_STATUS fail(EFI_STATUS status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+// Waits for a key press or LOADER_REFUSAL_WAIT_S seconds, whichever comes first.
+void con_wait_key(void);
+// Short name of an EFI_STATUS, e.g. "EFI_NOT_FOUND".
+const char *efi_status_name(EFI_STATUS s);
+
+// ---- uart.c: raw 16550, used only where the firmware console does not reach it ----------
+int uart_present(void);
+void uart_init(void);
+void uart_write(const char *s, size_t len);
+
+// ---- kernel_file.c --------------------------------------------------------------------
+EFI_STATUS kernel_file_read(uint8_t **data, uint64_t *size);
+
+// ---- seal.c ---------------------------------------------------------------------------
+// Hashes the file into digest[] and compares it with the sealed value.
+EFI_STATUS seal_verify(const uint8_t *data, uint64_t size, uint8_t digest[32]);
+
+// ---- elf_load.c -----------------------------------------------------------------------
+EFI_STATUS elf_load(const uint8_t *file, const struct elf_image *img);
+
+// ---- sysinfo.c ------------------------------------------------------------------------
+uint64_t sysinfo_rsdp(void);
+void sysinfo_framebuffer(struct bootinfo_framebuffer *fb);
+
+// ---- handoff.c ------------------------------------------------------------------------
+// Exits boot services and jumps to the kernel; returns only if it could not exit.
+EFI_STATUS handoff(struct bootinfo *bi, const struct elf_image *img);
+
+static inline uint64_t rdtsc(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return ((uint64_t)hi << 32) | lo;
+}
+
+#endif
