@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// The port's entry point: takes the GC heap from the kernel, prints the banner and runs
+// the serial REPL (friendly and raw) forever, soft-resetting the VM on Ctrl-D.
+#include <stdio.h>
+
+#include "genhdr/mpversion.h"
+#include "py/compile.h"
+#include "py/cstack.h"
+#include "py/gc.h"
+#include "py/mperrno.h"
+#include "py/mphal.h"
+#include "py/runtime.h"
+#include "py/stackctrl.h"
+#include "shared/readline/readline.h"
+#include "shared/runtime/gchelper.h"
+#include "shared/runtime/pyexec.h"
+
+#include "port.h"
+
+#define MIB (1024u * 1024u)
+
+static struct {
+    uint8_t *base;
+    size_t size;
+} heap;
+
+// Kernel entry to the first prompt, in TSC cycles; measured once per boot.
+static uint64_t boot_cycles;
+
+const char lociOS_help_text[] =
+    "Welcome to MicroPython on LociOS, a ring-0 unikernel for x86_64.\n"
+    "\n"
+    "  import kernel        memory map, RAM and heap use, uptime, boot digest\n"
+    "  import machine       mem8/16/32[addr], port8/16/32[port], reset(), freq()\n"
+    "  import time          ticks_ms(), ticks_us(), ticks_cpu(), sleep_ms()\n"
+    "  import sysinfo       sysinfo.show() prints a summary of the machine\n"
+    "  @micropython.native, @micropython.viper   compile functions to x86-64 code\n"
+    "\n"
+    "Control keys at the prompt:\n"
+    "  Ctrl-C  interrupt running code      Ctrl-D  soft reset (fresh VM)\n"
+    "  Ctrl-E  paste mode                  Ctrl-A  raw REPL, Ctrl-B  back\n"
+    "\n"
+    "help(module) lists a module's contents; help('modules') lists the modules.\n";
+
+uint64_t port_boot_cycles(void) {
+    return boot_cycles;
+}
+
+size_t port_heap_bytes(void) {
+    return heap.size;
+}
+
+static void take_heap(void) {
+    heap.base = kmem_take_heap(LOCIOS_HEAP_FLOOR, LOCIOS_HEAP_CEILING, LOCIOS_HEAP_PERCENT,
+        &heap.size);
+    if (heap.base == NULL) {
+        struct kmem_stats st;
+        kmem_get_stats(&st);
+        printf("\nLociOS: not enough memory for the MicroPython heap.\n"
+            "  needed: at least %u MiB free for the heap (%u%% of free RAM is used,\n"
+            "          floor %u MiB), plus the kernel\n"
+            "  found:  %u MiB free of %u MiB RAM\n"
+            "  fix:    give the machine more RAM (e.g. QEMU -m 256M)\n",
+            (unsigned)(LOCIOS_HEAP_FLOOR / MIB), (unsigned)LOCIOS_HEAP_PERCENT,
+            (unsigned)(LOCIOS_HEAP_FLOOR / MIB),
+            (unsigned)(st.frames_free * 4096 / MIB), (unsigned)(st.ram_bytes / MIB));
+        kpower_off();
+    }
+}
+
+static void print_banner(void) {
+    struct kmem_stats st;
+    kmem_get_stats(&st);
+    uint64_t hz = ktime_tsc_hz();
+    uint64_t us = boot_cycles * 1000000u / hz;
+    printf("LociOS " LOCIOS_VERSION_STRING " \xe2\x80\x94 MicroPython " MICROPY_VERSION_STRING
+        " on x86_64 (ring 0)\n");
+    printf("RAM %u MiB, heap %u MiB, boot %lu cycles (%lu.%03lu ms) from kernel entry\n",
+        (unsigned)(st.ram_bytes / MIB), (unsigned)(heap.size / MIB),
+        (unsigned long)boot_cycles, (unsigned long)(us / 1000), (unsigned long)(us % 1000));
+}
+
+// One VM lifetime: from a fresh heap to a soft reset.
+static void run_vm(uintptr_t stack_limit, uintptr_t stack_top) {
+    mp_cstack_init_with_top((void *)stack_top, stack_top - stack_limit);
+    gc_init(heap.base, heap.base + heap.size);
+    mp_init();
+    readline_init0();
+
+    if (boot_cycles == 0) {
+        boot_cycles = ktime_tsc() - ktime_entry_tsc();
+        print_banner();
+    }
+
+    for (;;) {
+        int ret;
+        if (pyexec_mode_kind == PYEXEC_MODE_RAW_REPL) {
+            ret = pyexec_raw_repl();
+        } else {
+            ret = pyexec_friendly_repl();
+        }
+        if (ret != 0) {
+            break;
+        }
+    }
+
+    mp_printf(&mp_plat_print, "MPY: soft reboot\n");
+    mp_hal_set_interrupt_char(-1);
+    gc_sweep_all();
+    mp_deinit();
+    // Every function object that pointed into the arena is gone with the old heap.
+    kexec_reset();
+}
+
+void port_main(void) {
+    uintptr_t stack_limit, stack_top;
+    kstack_bounds(&stack_limit, &stack_top);
+    take_heap();
+    for (;;) {
+        run_vm(stack_limit, stack_top);
+    }
+}
+
+void gc_collect(void) {
+    gc_collect_start();
+    gc_helper_collect_regs_and_stack();
+    gc_collect_end();
+}
+
+void nlr_jump_fail(void *val) {
+    printf("\nFATAL: uncaught NLR %p\n", val);
+    kpanic("MicroPython raised an exception with no handler (nlr_jump_fail)");
+}

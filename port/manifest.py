@@ -1,0 +1,5 @@
+# SPDX-License-Identifier: MIT
+# Python modules frozen into the LociOS image (compiled to bytecode at build time).
+freeze("$(PORT_DIR)/modules")
+# asyncio's Python half (its C core, _asyncio, is extmod/modasyncio.c).
+include("$(MPY_DIR)/extmod/asyncio")

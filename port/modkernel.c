@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: MIT
+// The `kernel` module: the kernel's view of the machine for Python — memory map and
+// use, GC heap, time, the loader's measured kernel digest, boot time and power.
+#include "py/gc.h"
+#include "py/objstr.h"
+#include "py/runtime.h"
+
+#include "kapi.h"
+#include "port.h"
+
+#define FRAME_BYTES (4096u)
+
+static qstr mem_kind_name(uint32_t kind) {
+    switch (kind) {
+        case BOOTINFO_MEM_USABLE:
+            return MP_QSTR_usable;
+        case BOOTINFO_MEM_RECLAIMABLE:
+            return MP_QSTR_reclaimable;
+        case BOOTINFO_MEM_KERNEL:
+            return MP_QSTR_kernel;
+        case BOOTINFO_MEM_ACPI_RECLAIM:
+            return MP_QSTR_acpi_reclaim;
+        case BOOTINFO_MEM_ACPI_NVS:
+            return MP_QSTR_acpi_nvs;
+        case BOOTINFO_MEM_RUNTIME:
+            return MP_QSTR_uefi_runtime;
+        case BOOTINFO_MEM_MMIO:
+            return MP_QSTR_mmio;
+        default:
+            return MP_QSTR_reserved;
+    }
+}
+
+static void dict_put(mp_obj_t dict, qstr key, uint64_t value) {
+    mp_obj_dict_store(dict, MP_OBJ_NEW_QSTR(key), mp_obj_new_int_from_ull(value));
+}
+
+// memmap(): [(base, pages, kind), ...] as the loader reported it, sorted by base.
+static mp_obj_t kernel_memmap(void) {
+    const struct bootinfo *bi = kboot_info();
+    mp_obj_t list = mp_obj_new_list(0, NULL);
+    for (uint32_t i = 0; i < bi->region_count && i < BOOTINFO_MAX_REGIONS; i++) {
+        const struct bootinfo_mem_region *r = &bi->regions[i];
+        mp_obj_t item[3] = {
+            mp_obj_new_int_from_ull(r->base),
+            mp_obj_new_int_from_ull(r->pages),
+            MP_OBJ_NEW_QSTR(mem_kind_name(r->kind)),
+        };
+        mp_obj_list_append(list, mp_obj_new_tuple(3, item));
+    }
+    return list;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_memmap_obj, kernel_memmap);
+
+// mem(): RAM and frame use in bytes/frames, as the kernel's allocator counts them.
+static mp_obj_t kernel_mem(void) {
+    struct kmem_stats st;
+    kmem_get_stats(&st);
+    mp_obj_t d = mp_obj_new_dict(7);
+    dict_put(d, MP_QSTR_ram, st.ram_bytes);
+    dict_put(d, MP_QSTR_frames_total, st.frames_total);
+    dict_put(d, MP_QSTR_frames_free, st.frames_free);
+    dict_put(d, MP_QSTR_heap, st.heap_bytes);
+    dict_put(d, MP_QSTR_exec_total, st.exec_bytes_total);
+    dict_put(d, MP_QSTR_exec_used, st.exec_bytes_used);
+    dict_put(d, MP_QSTR_kernel, st.kernel_bytes);
+    return d;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_mem_obj, kernel_mem);
+
+// heap(): the GC heap in bytes (total, used, free, largest free run) and block counts.
+static mp_obj_t kernel_heap(void) {
+    gc_info_t info;
+    gc_info(&info);
+    mp_obj_t d = mp_obj_new_dict(7);
+    dict_put(d, MP_QSTR_total, info.total);
+    dict_put(d, MP_QSTR_used, info.used);
+    dict_put(d, MP_QSTR_free, info.free);
+    dict_put(d, MP_QSTR_max_free, (uint64_t)info.max_free * MICROPY_BYTES_PER_GC_BLOCK);
+    dict_put(d, MP_QSTR_max_block, (uint64_t)info.max_block * MICROPY_BYTES_PER_GC_BLOCK);
+    dict_put(d, MP_QSTR_blocks_1, info.num_1block);
+    dict_put(d, MP_QSTR_blocks_2, info.num_2block);
+    return d;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_heap_obj, kernel_heap);
+
+static mp_obj_t kernel_uptime_ms(void) {
+    return mp_obj_new_int_from_ull(ktime_ms());
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_uptime_ms_obj, kernel_uptime_ms);
+
+// ticks(): LAPIC timer interrupts since the timer started.
+static mp_obj_t kernel_ticks(void) {
+    return mp_obj_new_int_from_ull(ktime_ticks());
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_ticks_obj, kernel_ticks);
+
+static mp_obj_t kernel_tick_hz(void) {
+    return mp_obj_new_int_from_uint(ktime_tick_hz());
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_tick_hz_obj, kernel_tick_hz);
+
+static mp_obj_t kernel_tsc_hz(void) {
+    return mp_obj_new_int_from_ull(ktime_tsc_hz());
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_tsc_hz_obj, kernel_tsc_hz);
+
+// digest(): the SHA-256 the loader measured the kernel ELF with, as 64 hex digits.
+static mp_obj_t kernel_digest(void) {
+    static const char hex[] = "0123456789abcdef";
+    const uint8_t *sha = kboot_info()->kernel_sha256;
+    size_t n = sizeof(kboot_info()->kernel_sha256);
+    vstr_t vstr;
+    vstr_init_len(&vstr, 2 * n);
+    for (size_t i = 0; i < n; i++) {
+        vstr.buf[2 * i] = hex[sha[i] >> 4];
+        vstr.buf[2 * i + 1] = hex[sha[i] & 0xf];
+    }
+    return mp_obj_new_str_from_vstr(&vstr);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_digest_obj, kernel_digest);
+
+// boot_cycles(): TSC cycles from the kernel's first instruction to the first prompt.
+static mp_obj_t kernel_boot_cycles(void) {
+    return mp_obj_new_int_from_ull(port_boot_cycles());
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_boot_cycles_obj, kernel_boot_cycles);
+
+// loader_cycles(): TSC cycles the loader spent from its start to the kernel jump.
+static mp_obj_t kernel_loader_cycles(void) {
+    const struct bootinfo *bi = kboot_info();
+    return mp_obj_new_int_from_ull(bi->loader_tsc_exit - bi->loader_tsc_start);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_loader_cycles_obj, kernel_loader_cycles);
+
+static mp_obj_t kernel_poweroff(void) {
+    kpower_off();
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_poweroff_obj, kernel_poweroff);
+
+static mp_obj_t kernel_reset(void) {
+    kpower_reset();
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_reset_obj, kernel_reset);
+
+static const mp_rom_map_elem_t kernel_module_globals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_kernel) },
+    { MP_ROM_QSTR(MP_QSTR_memmap), MP_ROM_PTR(&kernel_memmap_obj) },
+    { MP_ROM_QSTR(MP_QSTR_mem), MP_ROM_PTR(&kernel_mem_obj) },
+    { MP_ROM_QSTR(MP_QSTR_heap), MP_ROM_PTR(&kernel_heap_obj) },
+    { MP_ROM_QSTR(MP_QSTR_uptime_ms), MP_ROM_PTR(&kernel_uptime_ms_obj) },
+    { MP_ROM_QSTR(MP_QSTR_ticks), MP_ROM_PTR(&kernel_ticks_obj) },
+    { MP_ROM_QSTR(MP_QSTR_tick_hz), MP_ROM_PTR(&kernel_tick_hz_obj) },
+    { MP_ROM_QSTR(MP_QSTR_tsc_hz), MP_ROM_PTR(&kernel_tsc_hz_obj) },
+    { MP_ROM_QSTR(MP_QSTR_digest), MP_ROM_PTR(&kernel_digest_obj) },
+    { MP_ROM_QSTR(MP_QSTR_boot_cycles), MP_ROM_PTR(&kernel_boot_cycles_obj) },
+    { MP_ROM_QSTR(MP_QSTR_loader_cycles), MP_ROM_PTR(&kernel_loader_cycles_obj) },
+    { MP_ROM_QSTR(MP_QSTR_poweroff), MP_ROM_PTR(&kernel_poweroff_obj) },
+    { MP_ROM_QSTR(MP_QSTR_reset), MP_ROM_PTR(&kernel_reset_obj) },
+};
+static MP_DEFINE_CONST_DICT(kernel_module_globals, kernel_module_globals_table);
+
+const mp_obj_module_t mp_module_kernel = {
+    .base = { &mp_type_module },
+    .globals = (mp_obj_dict_t *)&kernel_module_globals,
+};
+
+MP_REGISTER_MODULE(MP_QSTR_kernel, mp_module_kernel);

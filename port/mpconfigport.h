@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+// MicroPython configuration for LociOS: the VM's feature set and every port tunable.
+// Defaults live in py/mpconfig.h; this file only states where LociOS differs.
+#ifndef LOCIOS_PORT_MPCONFIGPORT_H
+#define LOCIOS_PORT_MPCONFIGPORT_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <alloca.h>
+
+// ---- Tunables ---------------------------------------------------------------------------
+// GC heap: this share of the free frames at boot, clamped to [floor, ceiling]. Below
+// the floor the port says how much RAM it needs and powers off.
+#define LOCIOS_HEAP_PERCENT      (75)
+#define LOCIOS_HEAP_FLOOR        (8u * 1024 * 1024)
+#define LOCIOS_HEAP_CEILING      (1024u * 1024 * 1024)
+// Bytes kept free at the bottom of the C stack when the VM's stack check fires, for the
+// frames between two checks and for the interrupt handlers that run on this stack.
+#define MICROPY_STACK_CHECK_MARGIN (16 * 1024)
+// Raw-REPL input buffered at once (matches the raw-paste window a host may fill).
+#define MICROPY_REPL_STDIN_BUFFER_MAX (256)
+
+// ---- Feature level ----------------------------------------------------------------------
+#define MICROPY_CONFIG_ROM_LEVEL (MICROPY_CONFIG_ROM_LEVEL_EXTRA_FEATURES)
+
+#define MICROPY_HW_BOARD_NAME    "LociOS"
+#define MICROPY_HW_MCU_NAME      "x86_64"
+#define MICROPY_PY_SYS_PLATFORM  "lociOS"
+#define LOCIOS_VERSION_STRING    "0.1"
+
+// Object model and numbers: 64-bit words, arbitrary-precision ints, IEEE doubles.
+#define MICROPY_OBJ_REPR         (MICROPY_OBJ_REPR_A)
+#define MICROPY_LONGINT_IMPL     (MICROPY_LONGINT_IMPL_MPZ)
+#define MICROPY_FLOAT_IMPL       (MICROPY_FLOAT_IMPL_DOUBLE)
+#define MICROPY_USE_INTERNAL_ERRNO (1)
+#define MICROPY_USE_INTERNAL_PRINTF (1)
+
+// Compiler, REPL and the native code emitter.
+#define MICROPY_ENABLE_COMPILER  (1)
+#define MICROPY_EMIT_X64         (1)
+#define MICROPY_REPL_INFO        (1)
+#define MICROPY_HELPER_REPL      (1)
+#define MICROPY_REPL_AUTO_INDENT (1)
+#define MICROPY_KBD_EXCEPTION    (1)
+#define MICROPY_ENABLE_SCHEDULER (1)
+#define MICROPY_SCHEDULER_DEPTH  (8)
+#define MICROPY_OPT_COMPUTED_GOTO (1)
+#define MICROPY_ERROR_REPORTING  (MICROPY_ERROR_REPORTING_DETAILED)
+#define MICROPY_WARNINGS         (1)
+
+// Memory: GC with finalisers, roots found by shared/runtime/gchelper_generic.c.
+#define MICROPY_ENABLE_GC        (1)
+#define MICROPY_ENABLE_FINALISER (1)
+#define MICROPY_STACK_CHECK      (1)
+#define MICROPY_GCREGS_SETJMP    (0)
+#define MICROPY_ALLOC_PATH_MAX   (256)
+// Lets an exception raised while the heap is locked or full still carry a traceback.
+#define MICROPY_ENABLE_EMERGENCY_EXCEPTION_BUF (1)
+#define MICROPY_EMERGENCY_EXCEPTION_BUF_SIZE (256)
+#define MICROPY_ALLOC_PARSE_CHUNK_INIT (64)
+
+// Frozen modules (port/modules, listed in port/manifest.py). The port builds
+// frozen_content.c itself, so these stand in for what py/mkrules.mk would add.
+#define MICROPY_MODULE_FROZEN_MPY (1)
+#define MICROPY_QSTR_EXTRA_POOL  mp_qstr_frozen_const_pool
+#define MICROPY_ENABLE_EXTERNAL_IMPORT (1)
+// There is no filesystem and no way to load .mpy files yet, so no persistent-code
+// loading (which would need relocation inside the executable arena).
+#define MICROPY_PERSISTENT_CODE_LOAD (0)
+
+// Builtins and modules beyond the EXTRA_FEATURES level.
+#define MICROPY_PY_BUILTINS_HELP_TEXT lociOS_help_text
+extern const char lociOS_help_text[];
+#define MICROPY_PY_SYS_STDFILES  (1)
+#define MICROPY_PY_SYS_EXC_INFO  (1)
+#define MICROPY_PY_SYS_MAXSIZE   (1)
+#define MICROPY_PY_MICROPYTHON_MEM_INFO (1)
+#define MICROPY_PY_MATH_SPECIAL_FUNCTIONS (1)
+#define MICROPY_PY_RANDOM_SEED_INIT_FUNC (mp_hal_random_seed())
+uint32_t mp_hal_random_seed(void);
+#define MICROPY_PY_RANDOM_EXTRA_FUNCS (1)
+#define MICROPY_PY_OS            (1)
+#define MICROPY_PY_OS_UNAME      (1)
+#define MICROPY_PY_OS_URANDOM    (0)
+#define MICROPY_PY_PLATFORM      (1)
+#define MICROPY_PY_IO            (1)
+#define MICROPY_PY_TIME          (1)
+#define MICROPY_PY_TIME_TIME_TIME_NS (1)
+#define MICROPY_PY_TIME_CUSTOM_SLEEP (1)
+#define MICROPY_PY_TIME_INCLUDEFILE "modtime_port.c"
+#define MICROPY_PY_MACHINE       (1)
+#define MICROPY_PY_MACHINE_MEMX  (1)
+#define MICROPY_PY_MACHINE_INCLUDEFILE "modmachine_port.c"
+#define MICROPY_PY_MACHINE_EXTRA_GLOBALS \
+    { MP_ROM_QSTR(MP_QSTR_reset), MP_ROM_PTR(&machine_hard_reset_obj) }, \
+    { MP_ROM_QSTR(MP_QSTR_freq), MP_ROM_PTR(&machine_tsc_freq_obj) }, \
+    { MP_ROM_QSTR(MP_QSTR_port8), MP_ROM_PTR(&machine_port8_obj) }, \
+    { MP_ROM_QSTR(MP_QSTR_port16), MP_ROM_PTR(&machine_port16_obj) }, \
+    { MP_ROM_QSTR(MP_QSTR_port32), MP_ROM_PTR(&machine_port32_obj) },
+
+// ---- Machine-code placement -------------------------------------------------------------
+// Native and viper code is assembled on the GC heap, then committed into the kernel's
+// executable arena (W^X): see mp_port_commit_exec in mphalport.c.
+#define MP_PLAT_COMMIT_EXEC(buf, len, reloc) mp_port_commit_exec((buf), (len), (reloc))
+void *mp_port_commit_exec(void *buf, size_t len, void *reloc);
+
+// ---- Types ------------------------------------------------------------------------------
+typedef intptr_t mp_int_t;
+typedef uintptr_t mp_uint_t;
+typedef long mp_off_t;
+#define MP_SSIZE_MAX (0x7fffffffffffffffL)
+#define UINT_FMT "%lu"
+#define INT_FMT "%ld"
+#define MICROPY_MAKE_POINTER_CALLABLE(p) ((void *)(p))
+#define MP_STATE_PORT MP_STATE_VM
+
+#endif

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: MIT
+// MicroPython's HAL on LociOS: serial console I/O, Ctrl-C, time and delays, and
+// committing emitted machine code to the kernel's executable arena.
+#include "py/mphal.h"
+#include "py/runtime.h"
+#include "py/stream.h"
+
+// ---- Console ------------------------------------------------------------------------------
+
+mp_uint_t mp_hal_stdout_tx_strn(const char *str, size_t len) {
+    kcon_write(str, len);
+    return len;
+}
+
+// Waits for a byte without spinning: run pending callbacks (which may raise, e.g.
+// KeyboardInterrupt scheduled from the console interrupt), then halt until the next
+// interrupt.
+int mp_hal_stdin_rx_chr(void) {
+    for (;;) {
+        int c = kcon_read();
+        if (c >= 0) {
+            return c;
+        }
+        mp_event_wait_indefinite();
+    }
+}
+
+uintptr_t mp_hal_stdio_poll(uintptr_t poll_flags) {
+    uintptr_t ret = 0;
+    if ((poll_flags & MP_STREAM_POLL_RD) && kcon_pending() > 0) {
+        ret |= MP_STREAM_POLL_RD;
+    }
+    // kcon_write blocks until the UART has taken every byte, so writing never fails.
+    ret |= poll_flags & MP_STREAM_POLL_WR;
+    return ret;
+}
+
+// ---- Interrupt character (Ctrl-C) -----------------------------------------------------------
+
+int mp_interrupt_char = -1;
+
+// Called by the console's receive interrupt: only flag the exception, the VM raises it
+// at its next check (bytecode jumps, mp_handle_pending).
+static void on_interrupt_char(void) {
+    mp_sched_keyboard_interrupt();
+}
+
+// The REPL turns the interrupt char off while it reads raw input (so 0x03 arrives as a
+// byte) and on while Python code runs.
+void mp_hal_set_interrupt_char(int c) {
+    mp_interrupt_char = c;
+    if (c >= 0) {
+        kcon_set_interrupt_char(c, on_interrupt_char);
+    } else {
+        kcon_set_interrupt_char(-1, NULL);
+    }
+}
+
+// ---- Time ------------------------------------------------------------------------------------
+
+mp_uint_t mp_hal_ticks_ms(void) {
+    return (mp_uint_t)ktime_ms();
+}
+
+mp_uint_t mp_hal_ticks_us(void) {
+    return (mp_uint_t)ktime_us();
+}
+
+// There is no RTC driver yet: the epoch is kernel entry.
+uint64_t mp_hal_time_ns(void) {
+    uint64_t cycles = ktime_tsc() - ktime_entry_tsc();
+    return (uint64_t)(((unsigned __int128)cycles * 1000000000u) / ktime_tsc_hz());
+}
+
+// Sleep until `deadline_us` (ktime_us clock). Whole timer periods are spent halted
+// (waking on every interrupt to run pending callbacks and check for Ctrl-C); only the
+// last fraction of a period, which no interrupt can time, is spent polling the clock.
+static void delay_until_us(uint64_t deadline_us) {
+    uint64_t period_us = 1000000u / ktime_tick_hz();
+    for (;;) {
+        uint64_t now = ktime_us();
+        if (now >= deadline_us) {
+            return;
+        }
+        if (deadline_us - now > period_us) {
+            mp_event_wait_ms((deadline_us - now) / 1000);
+        } else {
+            mp_event_handle_nowait();
+        }
+    }
+}
+
+void mp_hal_delay_us(mp_uint_t us) {
+    delay_until_us(ktime_us() + us);
+}
+
+void mp_hal_delay_ms(mp_uint_t ms) {
+    delay_until_us(ktime_us() + (uint64_t)ms * 1000u);
+}
+
+uint32_t mp_hal_random_seed(void) {
+    uint64_t t = ktime_tsc();
+    return (uint32_t)(t ^ (t >> 32));
+}
+
+// ---- Executable arena ------------------------------------------------------------------------
+
+// MP_PLAT_COMMIT_EXEC: the emitter assembled `len` bytes in `buf` on the GC heap; copy
+// them to the kernel's W^X arena and run them from there. `reloc` is only non-NULL when
+// loading relocatable native code from .mpy files, which this port does not enable
+// (MICROPY_PERSISTENT_CODE_LOAD is 0).
+void *mp_port_commit_exec(void *buf, size_t len, void *reloc) {
+    if (reloc != NULL) {
+        mp_raise_NotImplementedError(MP_ERROR_TEXT("relocatable native code"));
+    }
+    void *code = kexec_commit(buf, len);
+    if (code == NULL) {
+        struct kmem_stats st;
+        kmem_get_stats(&st);
+        mp_raise_msg_varg(&mp_type_MemoryError,
+            MP_ERROR_TEXT("executable arena full: %u of %u bytes used, %u more needed; "
+                "soft reset (Ctrl-D) frees it"),
+            (unsigned)st.exec_bytes_used, (unsigned)st.exec_bytes_total, (unsigned)len);
+    }
+    return code;
+}
