@@ -65,7 +65,7 @@ LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
 $(BUILD)/kernel.stage1.elf: $(KERNEL_OBJS) $(KERNEL_LDSCRIPT) port-lib $(BUILD)/kernel/symtab_empty.o
 	@echo "LD      $@"
-	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -T $(KERNEL_LDSCRIPT) \
+	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -z noexecstack -T $(KERNEL_LDSCRIPT) \
 		-o $@ $(KERNEL_LINK_INPUTS) $(BUILD)/kernel/symtab_empty.o
 
 $(BUILD)/kernel/symtab.o: $(BUILD)/kernel.stage1.elf tools/symtab.py
@@ -77,7 +77,7 @@ $(BUILD)/kernel/symtab.o: $(BUILD)/kernel.stage1.elf tools/symtab.py
 
 $(KERNEL_ELF): $(BUILD)/kernel.stage1.elf $(BUILD)/kernel/symtab.o
 	@echo "LD      $@"
-	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -T $(KERNEL_LDSCRIPT) \
+	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -z noexecstack -T $(KERNEL_LDSCRIPT) \
 		-o $@ $(KERNEL_LINK_INPUTS) $(BUILD)/kernel/symtab.o
 	@$(PY) tools/symtab.py check $(BUILD)/kernel.stage1.elf $@
 

@@ -4,7 +4,9 @@
 
   run    serial console on this terminal for people (Ctrl-A X quits, Ctrl-A C monitor)
   debug  as run, plus QEMU's gdb stub on :1234, paused before the firmware starts
-  test   serial on stdio with no QEMU escape key (the raw REPL needs Ctrl-A), for tools
+  test   serial on stdio with no QEMU escape key (the raw REPL needs Ctrl-A), for tools;
+         with --serial-socket PATH the serial line is a Unix socket instead, a clean
+         byte stream with no terminal line discipline (QEMU waits for the client)
   check  only report the QEMU, firmware and accelerator that would be used
 
 All profiles boot the same GPT image a user writes to a USB stick, through OVMF, with
@@ -18,6 +20,7 @@ import argparse
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -117,6 +120,7 @@ def qemu_command(
     vars_copy: Path | None,
     icount: bool,
     extra: list[str],
+    serial_socket: Path | None = None,
 ) -> list[str]:
     qemu = find_qemu()
     code, vars_template = find_ovmf()
@@ -143,6 +147,9 @@ def qemu_command(
     cmd += ["-device", DEBUG_EXIT_DEVICE, "-display", "none"]
     if profile in ("run", "debug"):
         cmd += ["-serial", "mon:stdio"]
+    elif serial_socket:
+        cmd += ["-chardev", f"socket,id=con0,path={serial_socket},server=on,wait=on",
+                "-serial", "chardev:con0", "-monitor", "none"]
     else:
         cmd += ["-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
                 "-monitor", "none"]
@@ -160,6 +167,8 @@ def main(argv: list[str]) -> int:
                     help="kernel ELF with symbols, for the debug profile's hint")
     ap.add_argument("--icount", action="store_true",
                     help="deterministic guest time (TCG, instruction counting)")
+    ap.add_argument("--serial-socket", type=Path,
+                    help="test profile: serial line on this Unix socket, not stdio")
     ap.add_argument("--print", action="store_true", help="print the command, don't run it")
     ap.add_argument("extra", nargs="*", help="extra QEMU arguments, after --")
     args = ap.parse_args(argv)
@@ -176,7 +185,8 @@ def main(argv: list[str]) -> int:
     with tempfile.TemporaryDirectory(prefix="lociOS-") as tmp:
         try:
             cmd = qemu_command(args.profile, args.image, args.mem,
-                               Path(tmp) / "OVMF_VARS.fd", args.icount, args.extra)
+                               Path(tmp) / "OVMF_VARS.fd", args.icount, args.extra,
+                               args.serial_socket)
         except LaunchError as e:
             print(f"launch: {e}", file=sys.stderr)
             return 2
@@ -193,9 +203,11 @@ def main(argv: list[str]) -> int:
             print(f"        Paused for gdb on :1234. In another terminal:\n"
                   f"        gdb {args.elf} -ex 'target remote :1234' -ex continue",
                   file=sys.stderr)
-        if args.profile == "test":
-            os.execv(cmd[0], cmd)
-        return subprocess.call(cmd)
+        proc = subprocess.Popen(cmd)
+        # Whoever ends this launcher ends QEMU too: no orphaned emulators.
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(sig, lambda signum, _frame: proc.send_signal(signum))
+        return proc.wait()
 
 
 if __name__ == "__main__":

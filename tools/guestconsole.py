@@ -1,19 +1,26 @@
 # SPDX-License-Identifier: MIT
 """Drives one LociOS guest in QEMU over its serial console (tests and benchmarks).
 
-A Guest boots the image through qemu/launch.py's `test` profile (serial on stdio, no
-QEMU escape key), waits for the banner and prompt, and then talks to the friendly REPL
-the way a person at the console would.
+A Guest boots the image through qemu/launch.py's `test` profile with the serial line on
+a Unix socket — a clean byte stream, with none of a terminal's newline translation —
+waits for the banner and prompt, and then talks to the friendly REPL the way a person at
+the console would. Everything the guest prints is also appended to a log file.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
 import pexpect
+import pexpect.fdpexpect
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH = ROOT / "qemu" / "launch.py"
@@ -25,19 +32,48 @@ BOOT_TIMEOUT = 90
 ANSI = re.compile(rb"\x1b\[[0-9;=?]*[A-Za-z]")
 
 
+class GuestError(Exception):
+    pass
+
+
 class Guest:
     def __init__(self, image: Path = IMAGE, mem: str = "512M", extra: list[str] | None = None,
                  log: Path | None = None):
         if not image.is_file():
             raise FileNotFoundError(f"{image} is missing: run `make image` first")
-        args = [str(LAUNCH), "test", "--image", str(image), "--mem", mem]
+        self._tmp = tempfile.TemporaryDirectory(prefix="lociOS-guest-")
+        sock_path = Path(self._tmp.name) / "serial.sock"
+        self.qemu_log = Path(self._tmp.name) / "qemu.log"
+        args = [sys.executable, str(LAUNCH), "test", "--image", str(image), "--mem", mem,
+                "--serial-socket", str(sock_path)]
         if extra:
             args += ["--", *extra]
         self.started = time.monotonic()
-        self.child = pexpect.spawn(sys.executable, args, timeout=30, echo=False)
-        self.log = open(log, "wb") if log else None
+        with open(self.qemu_log, "wb") as qlog:
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=qlog,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        self.sock = self._connect(sock_path)
+        self.child = pexpect.fdpexpect.fdspawn(self.sock.fileno(), timeout=30)
+        self.log = open(log, "ab") if log else None
         if self.log:
             self.child.logfile_read = self.log
+        self.exit_status: int | None = None
+
+    def _connect(self, path: Path) -> socket.socket:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise GuestError(f"QEMU did not start:\n{self.qemu_log.read_text()}")
+            if path.exists():
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    s.connect(str(path))
+                    return s
+                except OSError:
+                    s.close()
+            time.sleep(0.05)
+        self.close()
+        raise GuestError("QEMU's serial socket never appeared")
 
     # ---- waiting ------------------------------------------------------------------
     def expect(self, pattern, timeout: float = 30) -> bytes:
@@ -54,10 +90,10 @@ class Guest:
         return clean(before)
 
     def wait_exit(self, timeout: float = 60) -> int:
-        """Waits for QEMU to end; returns its exit status."""
+        """Waits for QEMU to end (the serial line closes); returns its exit status."""
         self.child.expect(pexpect.EOF, timeout=timeout)
-        self.child.close()
-        return self.child.exitstatus if self.child.exitstatus is not None else -1
+        self.exit_status = self.proc.wait(timeout=timeout)
+        return self.exit_status
 
     # ---- talking to the REPL -----------------------------------------------------------
     def send(self, text: str | bytes) -> None:
@@ -85,10 +121,21 @@ class Guest:
         return clean(self.expect(re.escape(PROMPT), timeout=timeout)).replace("\r\n", "\n")
 
     def close(self) -> None:
-        if self.child.isalive():
-            self.child.terminate(force=True)
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait()
+        try:
+            self.sock.close()
+        except AttributeError:
+            pass
         if self.log:
             self.log.close()
+            self.log = None
+        self._tmp.cleanup()
 
 
 def clean(data: bytes) -> str:

@@ -4,6 +4,7 @@ for each rule, and property tests against an independent Python reader of the ru
 
 import struct
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -348,16 +349,17 @@ def _asan_driver():
     import shutil
     import subprocess
 
-    from conftest import BOOT, HOST_BUILD
+    root = Path(__file__).resolve().parents[2]
+    boot, host_build = root / "boot", root / "build" / "host"
     if shutil.which("gcc") is None:
         pytest.skip("gcc not installed")
-    src = HOST_BUILD / "elf_check_asan.c"
-    exe = HOST_BUILD / "elf_check_asan"
-    HOST_BUILD.mkdir(parents=True, exist_ok=True)
+    src = host_build / "elf_check_asan.c"
+    exe = host_build / "elf_check_asan"
+    host_build.mkdir(parents=True, exist_ok=True)
     src.write_text(ASAN_DRIVER)
     p = subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-fsanitize=address,undefined",
-                        "-fno-sanitize-recover=all", "-I", str(BOOT), str(src),
-                        str(BOOT / "elf_check.c"), str(BOOT / "fmt.c"), "-o", str(exe)],
+                        "-fno-sanitize-recover=all", "-I", str(boot), str(src),
+                        str(boot / "elf_check.c"), str(boot / "fmt.c"), "-o", str(exe)],
                        capture_output=True, text=True)
     if p.returncode != 0:
         pytest.skip("cannot build with -fsanitize=address: " + p.stderr[-300:])

@@ -5,6 +5,7 @@ Ctrl-D, the native emitters and the kernel module. One boot for the whole module
 from __future__ import annotations
 
 import re
+import time
 
 
 def test_banner_names_system_and_boot_cost(guest):
@@ -22,15 +23,17 @@ def test_int_arithmetic(guest):
 def test_big_int_arithmetic(guest):
     assert guest.eval("2 ** 100") == str(2**100)
     assert guest.eval("(3 ** 200) % 1000003") == str((3**200) % 1000003)
-    assert guest.eval("hex(1 << 130)") == hex(1 << 130)
+    assert guest.eval("hex(1 << 130)") == repr(hex(1 << 130))
 
 
 def test_float_arithmetic_is_double_precision(guest):
     assert guest.eval("1 / 3") == repr(1 / 3)
-    assert guest.eval("import math; math.sqrt(2)") == repr(2**0.5)
-    assert guest.eval("math.sin(0.5) + math.cos(0.5)") in (
-        repr(0.479425538604203 + 0.8775825618903728), "1.357008100494576")
-    assert guest.eval("float('1e308') * 10") == "inf"
+    # MicroPython's repr prints 16 significant digits; compare values, not text.
+    assert guest.eval("import math; math.sqrt(2) == 1.4142135623730951") == "True"
+    assert guest.eval("math.sqrt(2) ** 2 - 2") == repr(2**0.5 * 2**0.5 - 2)
+    assert guest.eval("abs(math.sin(0.5) - 0.479425538604203) < 1e-15") == "True"
+    assert guest.eval("1e300 * 1e300") == "inf"
+    assert guest.eval("2.0 ** -1074 > 0") == "True"  # subnormal doubles exist
 
 
 def test_multi_line_function_at_the_prompt(guest):
@@ -40,9 +43,9 @@ def test_multi_line_function_at_the_prompt(guest):
     guest.expect(r"\.\.\. ")
     guest.send("return n\r")
     guest.expect(r"\.\.\. ")
-    guest.send("\b\b\b\breturn fib(n - 1) + fib(n - 2)\r")
+    guest.send("\breturn fib(n - 1) + fib(n - 2)\r")  # one backspace removes one level
     guest.expect(r"\.\.\. ")
-    guest.run("")
+    guest.run("\b")                 # back to column 0; Enter there runs the block
     assert guest.eval("fib(20)") == "6765"
 
 
@@ -62,7 +65,10 @@ def test_exception_prints_traceback_and_repl_survives(guest):
 
 def test_ctrl_c_stops_an_infinite_loop(guest):
     guest.send("while True: pass\r")
-    guest.expect(r"while True: pass\r\n")
+    guest.expect(r"\.\.\. ")       # a line starting with `while` asks for more input
+    guest.send("\r")
+    guest.expect(r"\r\n")
+    time.sleep(1)                  # let it spin
     guest.send(b"\x03")
     out = guest.expect(re.escape(">>> "), timeout=30).decode(errors="replace")
     assert "KeyboardInterrupt" in out
