@@ -100,7 +100,7 @@ debug: build
 test: build lint
 	@$(PY) -m pytest -q tests/host tests/qemu
 
-test-host: $(SETUP_STAMP)
+test-host: build
 	@$(PY) -m pytest -q tests/host
 
 test-qemu: build

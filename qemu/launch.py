@@ -170,8 +170,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--serial-socket", type=Path,
                     help="test profile: serial line on this Unix socket, not stdio")
     ap.add_argument("--print", action="store_true", help="print the command, don't run it")
-    ap.add_argument("extra", nargs="*", help="extra QEMU arguments, after --")
+    ap.epilog = "Extra QEMU arguments go after --, e.g. launch.py run -- -vga none"
+    extra: list[str] = []
+    if "--" in argv:
+        at = argv.index("--")
+        argv, extra = argv[:at], argv[at + 1:]
     args = ap.parse_args(argv)
+    args.extra = extra
 
     if args.profile == "check":
         try:
