@@ -48,13 +48,13 @@ include kernel/kernel.mk
 include boot/boot.mk
 
 # ---- MicroPython port ----------------------------------------------------------------
-.PHONY: port-lib
-port-lib: $(SETUP_STAMP)
+# The port's own make knows its dependencies, so it always runs; the library's mtime
+# changes only when it rebuilt something, and the kernel relinks only then.
+.PHONY: FORCE
+$(PORT_LIB): $(SETUP_STAMP) FORCE
 	@$(MAKE) --no-print-directory -C port \
 		BUILD=$(abspath $(BUILD)/port) MICROPY_DIR=$(abspath $(MICROPY_DIR)) \
 		KERNEL_INC=$(abspath kernel) lib
-
-$(PORT_LIB): port-lib
 
 # ---- Final kernel link, in two stages --------------------------------------------------
 # Stage 1 links with an empty symbol table; tools/symtab.py turns its symbols into a
@@ -63,7 +63,7 @@ $(PORT_LIB): port-lib
 KERNEL_LINK_INPUTS = $(KERNEL_OBJS) --whole-archive $(PORT_LIB) --no-whole-archive $(LIBGCC)
 LIBGCC := $(shell $(CC) -print-libgcc-file-name)
 
-$(BUILD)/kernel.stage1.elf: $(KERNEL_OBJS) $(KERNEL_LDSCRIPT) port-lib $(BUILD)/kernel/symtab_empty.o
+$(BUILD)/kernel.stage1.elf: $(KERNEL_OBJS) $(KERNEL_LDSCRIPT) $(PORT_LIB) $(BUILD)/kernel/symtab_empty.o
 	@echo "LD      $@"
 	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -z noexecstack -T $(KERNEL_LDSCRIPT) \
 		-o $@ $(KERNEL_LINK_INPUTS) $(BUILD)/kernel/symtab_empty.o
