@@ -3,3 +3,5 @@
 freeze("$(PORT_DIR)/modules")
 # asyncio's Python half (its C core, _asyncio, is extmod/modasyncio.c).
 include("$(MPY_DIR)/extmod/asyncio")
+# The trace field's Python API and the `lo` console helpers (loci/python).
+freeze("$(PORT_DIR)/../loci/python")
