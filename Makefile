@@ -46,6 +46,7 @@ $(SETUP_STAMP): tools/setup.sh tools/fetch_micropython.sh tools/requirements.txt
 
 include kernel/kernel.mk
 include boot/boot.mk
+include loci/field.mk
 
 # ---- MicroPython port ----------------------------------------------------------------
 # The port's own make knows its dependencies, so it always runs; the library's mtime
