@@ -22,15 +22,13 @@ import base64
 import os
 import re
 import select
-import signal
 import socket
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 import fieldsnap
+from qemuproc import IMAGE, QemuProcess
 
 ROOT = Path(__file__).resolve().parents[1]
 ESCAPE = 0x1D          # Ctrl-]: leaves the pass-through (as telnet does)
@@ -280,53 +278,17 @@ class Console:
 class Qemu:
     """A guest booted with qemu/launch.py's test profile, serial on a Unix socket."""
 
-    def __init__(self, image: Path | None = None, mem: str = "512M", icount: bool = False,
-                 log: Path | None = None):
-        image = image or ROOT / "build" / "lociOS.img"
-        self._tmp = tempfile.TemporaryDirectory(prefix="lociOS-fc-")
-        sock = Path(self._tmp.name) / "serial.sock"
-        args = [sys.executable, str(ROOT / "qemu" / "launch.py"), "test", "--image",
-                str(image), "--mem", mem, "--serial-socket", str(sock)]
-        if icount:
-            args.append("--icount")
-        self.qemu_log = log or Path(self._tmp.name) / "qemu.log"
-        with open(self.qemu_log, "wb") as ql:
-            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=ql,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            self.link = self._connect(sock)
-        except BaseException:
-            self.close()
-            raise
+    def __init__(self, image: Path | None = None, mem: str = "512M", icount: bool = False):
+        self.qemu = QemuProcess(image or IMAGE, mem=mem, icount=icount)
+        self.proc = self.qemu.proc
+        self.link = Link(self.qemu.sock, "socket")
         self.console = Console(self.link)
-
-    def _connect(self, sock: Path) -> Link:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise ConsoleError(f"QEMU did not start:\n{self.qemu_log.read_text()}")
-            if sock.exists():
-                try:
-                    return open_link(f"unix:{sock}")
-                except ConsoleError:
-                    pass
-            time.sleep(0.05)
-        raise ConsoleError("QEMU's serial socket never appeared")
 
     def boot(self, timeout: float = 120.0) -> bytes:
         return self.console.read_until(PROMPT, timeout)
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=10)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        if hasattr(self, "link"):
-            self.link.close()
-        self._tmp.cleanup()
+        self.qemu.close()
 
     def __enter__(self) -> Qemu:
         return self

@@ -20,8 +20,9 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-import fieldsnap
 from PIL import Image, ImageDraw
+
+import fieldsnap
 
 LEVELS = 250                 # palette entries 0..249: the colour scale
 BG, FG, DIM = 250, 251, 252  # background, text, frame

@@ -9,22 +9,16 @@ the console would. Everything the guest prints is also appended to a log file.
 
 from __future__ import annotations
 
-import os
 import re
-import signal
-import socket
-import subprocess
-import sys
-import tempfile
 import time
 from pathlib import Path
 
 import pexpect
 import pexpect.fdpexpect
 
-ROOT = Path(__file__).resolve().parents[1]
-LAUNCH = ROOT / "qemu" / "launch.py"
-IMAGE = ROOT / "build" / "lociOS.img"
+from qemuproc import IMAGE, ROOT, QemuProcess
+
+__all__ = ["IMAGE", "ROOT", "Guest", "clean"]
 
 PROMPT = ">>> "
 # OVMF ~4.6 s under TCG, then loader + kernel; generous for a loaded 2-core machine.
@@ -32,48 +26,17 @@ BOOT_TIMEOUT = 90
 ANSI = re.compile(rb"\x1b\[[0-9;=?]*[A-Za-z]")
 
 
-class GuestError(Exception):
-    pass
-
-
 class Guest:
     def __init__(self, image: Path = IMAGE, mem: str = "512M", extra: list[str] | None = None,
                  log: Path | None = None):
-        if not image.is_file():
-            raise FileNotFoundError(f"{image} is missing: run `make image` first")
-        self._tmp = tempfile.TemporaryDirectory(prefix="lociOS-guest-")
-        sock_path = Path(self._tmp.name) / "serial.sock"
-        self.qemu_log = Path(self._tmp.name) / "qemu.log"
-        args = [sys.executable, str(LAUNCH), "test", "--image", str(image), "--mem", mem,
-                "--serial-socket", str(sock_path)]
-        if extra:
-            args += ["--", *extra]
         self.started = time.monotonic()
-        with open(self.qemu_log, "wb") as qlog:
-            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=qlog,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
-        self.sock = self._connect(sock_path)
-        self.child = pexpect.fdpexpect.fdspawn(self.sock.fileno(), timeout=30)
+        self.qemu = QemuProcess(image, mem=mem, extra=extra)
+        self.proc = self.qemu.proc
+        self.child = pexpect.fdpexpect.fdspawn(self.qemu.sock.fileno(), timeout=30)
         self.log = open(log, "ab") if log else None
         if self.log:
             self.child.logfile_read = self.log
         self.exit_status: int | None = None
-
-    def _connect(self, path: Path) -> socket.socket:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise GuestError(f"QEMU did not start:\n{self.qemu_log.read_text()}")
-            if path.exists():
-                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                try:
-                    s.connect(str(path))
-                    return s
-                except OSError:
-                    s.close()
-            time.sleep(0.05)
-        self.close()
-        raise GuestError("QEMU's serial socket never appeared")
 
     # ---- waiting ------------------------------------------------------------------
     def expect(self, pattern, timeout: float = 30) -> bytes:
@@ -92,7 +55,7 @@ class Guest:
     def wait_exit(self, timeout: float = 60) -> int:
         """Waits for QEMU to end (the serial line closes); returns its exit status."""
         self.child.expect(pexpect.EOF, timeout=timeout)
-        self.exit_status = self.proc.wait(timeout=timeout)
+        self.exit_status = self.qemu.wait(timeout=timeout)
         return self.exit_status
 
     # ---- talking to the REPL -----------------------------------------------------------
@@ -121,21 +84,10 @@ class Guest:
         return clean(self.expect(re.escape(PROMPT), timeout=timeout)).replace("\r\n", "\n")
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGTERM)
-                self.proc.wait(timeout=10)
-            except (ProcessLookupError, subprocess.TimeoutExpired):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
-        try:
-            self.sock.close()
-        except AttributeError:
-            pass
+        self.qemu.close()
         if self.log:
             self.log.close()
             self.log = None
-        self._tmp.cleanup()
 
 
 def clean(data: bytes) -> str:

@@ -6,13 +6,14 @@ bytes the same verdict as the C parser, as a SnapshotError naming the problem.""
 import random
 import struct
 
-import fieldsnap
 import pytest
 from field_cffi import CField, snapshot_check
 from field_model import reseal
-from fieldsnap import SnapshotError, parse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+import fieldsnap
+from fieldsnap import SnapshotError, parse
 
 FUZZ = settings(max_examples=300, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

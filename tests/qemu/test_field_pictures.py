@@ -5,11 +5,12 @@ field (hottest cell brightest, zero cells the scale's minimum colour, order kept
 
 from __future__ import annotations
 
+import pytest
+from PIL import Image
+
 import fieldpics
 import fieldsnap
-import pytest
 from fieldconsole import Console, Link
-from PIL import Image
 
 SETUP = """
 from field import Field, grid, keyed

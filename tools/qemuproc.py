@@ -1,0 +1,83 @@
+# SPDX-License-Identifier: MIT
+"""One QEMU guest as a child process, its serial line on a Unix socket: the piece that
+tools/guestconsole.py (tests, benchmarks), tools/fieldconsole.py and the upstream test
+target share. Starts qemu/launch.py's `test` profile in its own process group (so the
+whole group can be ended), waits for the socket and connects."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LAUNCH = ROOT / "qemu" / "launch.py"
+IMAGE = ROOT / "build" / "lociOS.img"
+
+
+class QemuError(Exception):
+    pass
+
+
+class QemuProcess:
+    def __init__(self, image: Path = IMAGE, mem: str = "512M", extra: list[str] | None = None,
+                 icount: bool = False, connect_timeout: float = 30):
+        if not Path(image).is_file():
+            raise FileNotFoundError(f"{image} is missing: run `make image` first")
+        self._tmp = tempfile.TemporaryDirectory(prefix="lociOS-qemu-")
+        self.socket_path = Path(self._tmp.name) / "serial.sock"
+        self.log_path = Path(self._tmp.name) / "qemu.log"
+        args = [sys.executable, str(LAUNCH), "test", "--image", str(image), "--mem", mem,
+                "--serial-socket", str(self.socket_path)]
+        if icount:
+            args.append("--icount")
+        if extra:
+            args += ["--", *extra]
+        with open(self.log_path, "wb") as log:
+            self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
+                                         stderr=subprocess.STDOUT, start_new_session=True)
+        try:
+            self.sock = self._connect(connect_timeout)
+        except BaseException:
+            self.close()
+            raise
+
+    def _connect(self, timeout: float) -> socket.socket:
+        # QEMU creates the socket, then waits (server=on,wait=on) for us before it runs.
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise QemuError(f"QEMU did not start:\n{self.log_path.read_text()}")
+            if self.socket_path.exists():
+                s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    s.connect(str(self.socket_path))
+                    return s
+                except OSError:
+                    s.close()
+            time.sleep(0.05)
+        raise QemuError("QEMU's serial socket never appeared")
+
+    def wait(self, timeout: float | None = None) -> int:
+        return self.proc.wait(timeout=timeout)
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGTERM)
+                self.proc.wait(timeout=10)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                try:
+                    os.killpg(self.proc.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+                self.proc.wait()
+        sock = getattr(self, "sock", None)
+        if sock is not None:
+            sock.close()
+        self._tmp.cleanup()
