@@ -227,7 +227,7 @@ def parse(data: bytes, verify_digest: bool = True) -> Snapshot:
         digest.update(raw)
         kind, nlen, res, name16, w, h, E, G, cap, mn = _DESC.unpack(raw)
         if kind not in (GRID, KEYED) or not 1 <= nlen <= NAME_MAX or res \
-                or any(name16[nlen:]):
+                or any(name16[nlen:]) or 0 in name16[:nlen]:
             _corrupt(f"flavour descriptor at {r.pos - DESC}: kind {kind}, name length "
                      f"{nlen}")
         name = name16[:nlen].decode("utf-8", "replace")

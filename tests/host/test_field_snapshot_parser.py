@@ -77,6 +77,8 @@ def test_empty_field_and_out_of_range_cell():
     (lambda d: d[:100] + bytes([d[100] ^ 0x10]) + d[101:], "checksum", "CRC-32"),
     (lambda d: reseal(d[:50] + bytes([d[50] ^ 1]) + d[51:]), "digest", "digest"),
     (lambda d: reseal(d[:72] + b"\x07" + d[73:]), "corrupt", "kind 7"),
+    # A name length one longer takes in a NUL: found by the fuzz test below.
+    (lambda d: reseal(d[:73] + bytes([d[73] + 1]) + d[74:]), "corrupt", "name length"),
     (lambda d: reseal(d[:36] + b"\x01" + d[37:]), "corrupt", "flags"),
     # The first cell of 'food' made negative (and the CRC fixed): a rule, not framing.
     (lambda d: reseal(d[:116] + struct.pack("<f", -1.0) + d[120:]), "corrupt", "cell 0"),

@@ -30,7 +30,7 @@ def lum(rgb):
 
 @pytest.fixture(scope="module")
 def con(guest):
-    c = Console(Link(guest.sock, "socket"))
+    c = Console(Link(guest.qemu.sock, "socket"))
     c.raw_enter()
     c.exec(SETUP)
     yield c
