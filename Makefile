@@ -47,6 +47,7 @@ $(SETUP_STAMP): tools/setup.sh tools/fetch_micropython.sh tools/requirements.txt
 include kernel/kernel.mk
 include boot/boot.mk
 include loci/field.mk
+include vm/verifier.mk
 
 # ---- MicroPython port ----------------------------------------------------------------
 # The port's own make knows its dependencies, so it always runs; the library's mtime
@@ -111,7 +112,7 @@ bench: build
 	@PYTHONPATH=tools $(PY) tools/bench_boot.py -n 5 --mem $(MEM)
 
 lint: $(SETUP_STAMP)
-	@$(VENV)/bin/ruff check --quiet tools tests qemu
+	@$(VENV)/bin/ruff check --quiet tools tests qemu vm loci
 
 clean:
 	rm -rf $(BUILD)/boot $(BUILD)/kernel $(BUILD)/port $(BUILD)/*.elf $(IMAGE)

@@ -2,7 +2,6 @@
 # The trace field's Python API (frozen into the image): Field with declared flavours,
 # Snapshot, diff, replay. The inner loops are C in the `_field` module (loci/mod).
 import _field
-
 from _field import FieldError  # noqa: F401  (re-exported: the field's ValueError)
 
 REPL = _field.REPL      # depositor id used when none is given
@@ -126,7 +125,7 @@ class Field(_field.Field):
     def stats(self):
         """Per flavour: mass, entropy (bits), hottest cells/keys; and the journal."""
         out = {}
-        for name, kind, w, h, e, g, cap, mn, count in self.flavours():
+        for name, kind, w, h, e, g, _cap, _mn, count in self.flavours():
             out[name] = {"kind": kind, "size": (w, h) if kind == "grid" else (count, w),
                          "mass": self.total(name), "entropy": self.entropy(name),
                          "top": self.topk(name, 3), "E": e, "G": g}

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Console helpers for the trace field, for a person at the serial REPL (80x24):
 # `from lo import *`, then show('food'), top('food'), at(x, y), journal(), stats(), ...
-from field import REPL, Field, Snapshot, grid, keyed
+from field import REPL, Field, grid, keyed
 from field import diff as _diff
 
 __all__ = ["use", "demo", "show", "top", "at", "who", "journal", "watch", "stats", "snap",

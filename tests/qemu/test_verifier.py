@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: MIT
+"""The bytecode verifier in the guest (`vm`): every function of the frozen modules
+verifies, REPL-compiled code is judged by profile, tampered bytecode is refused."""
+
+from __future__ import annotations
+
+import re
+
+FROZEN = ("asyncio", "asyncio.core", "asyncio.funcs", "asyncio.event", "asyncio.lock",
+          "asyncio.stream", "sysinfo", "field", "lo")
+
+WALK = """
+import vm
+def vwalk(obj, seen, out):
+    for name in dir(obj):
+        try:
+            v = getattr(obj, name)
+        except Exception:
+            continue
+        if id(v) in seen:
+            continue
+        seen.add(id(v))
+        if isinstance(v, type):
+            vwalk(v, seen, out)
+            continue
+        try:
+            r = vm.check(v, 'trusted')
+        except TypeError:
+            continue
+        out.append((name, r))
+"""
+
+
+def test_frozen_modules_verify(guest):
+    guest.paste(WALK)
+    imported = guest.run("import " + ", ".join(FROZEN))
+    assert "Error" not in imported, imported
+    mods = ", ".join(FROZEN)
+    out = guest.eval(f"out = []; _ = [vwalk(m, set(), out) for m in ({mods},)]; "
+                     "print(len(out), [o for o in out if o[1]])")
+    n, bad = out.split(" ", 1)
+    assert int(n) > 100 and bad == "[]", out
+
+
+def test_repl_function_verifies_and_counts_children(guest):
+    guest.paste("def outer(a):\n    def inner(b):\n        return a + b\n"
+                "    return inner\n")
+    assert guest.eval("vm.verify(outer)") == "2"
+    assert guest.eval("vm.verify(outer(1))") == "1"  # the closure itself
+    guest.paste("def gen(n):\n    for i in range(n):\n        yield i * i\n")
+    assert guest.eval("vm.verify(gen), list(gen(3))") == "(1, [0, 1, 4])"
+
+
+def test_profile_refusal_names_rule_offset_opcode_and_name(guest):
+    guest.paste("def h():\n    return machine.reset()\n")
+    msg = guest.eval("vm.check(h)")
+    assert re.fullmatch(r"'verify: offset 0x[0-9a-f]+ LOAD_GLOBAL 'machine' not permitted "
+                        r"by profile 'locus' \(rule 7: profile\)'", msg.replace('"', "'")), msg
+    assert guest.eval("print(vm.check(h, 'trusted'))") == "None"
+    err = guest.run("vm.verify(h)")
+    assert "ValueError: verify: offset" in err and "'machine'" in err, err
+
+
+def test_tampered_function_is_refused(guest):
+    guest.paste("def f(a, b):\n    return a + b\n")
+    assert guest.eval("print(vm.check(f, 'locus'))") == "None"
+    # n_state cut to 1: the two arguments no longer fit.
+    msg = guest.eval("b = bytearray(vm.bytecode(f)); b[0] &= 0x87; vm.check(f, 'trusted', b)")
+    assert "n_state" in msg and "rule 2: prelude" in msg, msg
+    # RETURN_VALUE turned into an opcode the VM lacks.
+    msg = guest.eval("b = bytearray(vm.bytecode(f)); b[b.index(b'\\x63')] = 0x02; "
+                     "vm.check(f, 'trusted', b)")
+    assert "not implemented by the VM" in msg and "rule 1: decode" in msg, msg
+
+
+def test_replacements(guest):
+    # One paste: one module context, so the two share a qstr table.
+    guest.paste("def g():\n    return x\ndef k():\n    return machine\n")
+    assert guest.eval("print(vm.check_replacement(g, vm.bytecode(g)))") == "None"
+    # g's code naming k's global: same shape, a name g never used.
+    msg = guest.eval("b = bytearray(vm.bytecode(g)); c = vm.bytecode(k); "
+                     "b[b.index(b'\\x12') + 1] = c[c.index(b'\\x12') + 1]; "
+                     "vm.check_replacement(g, b, 'trusted')")
+    assert "the original does not" in msg and "rule 7: profile" in msg, msg
+
+
+def test_not_bytecode_is_a_type_error(guest):
+    assert "TypeError" in guest.run("vm.verify(print)")

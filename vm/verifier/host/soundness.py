@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: MIT
+"""Mutation soundness of the verifier against a host oracle: mutate one function of a
+tests/basics module (byte changes, truncation, jump retargeting, prelude corruption),
+keep the mutants the verifier accepts in full, and run them on MicroPython's unix port
+built with AddressSanitizer, UBSan and the VM's asserts (DEBUG=1). A Python exception is
+fine; a sanitizer report, an assertion or a signal is a soundness failure.
+
+    soundness.py [N_ACCEPTED] [SEED]   -> build/host/verifier/soundness.json
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import vrf_host as H  # noqa: E402
+
+ORACLE_BUILD = H.OUT / "unix-build"
+ORACLE = ORACLE_BUILD / "micropython"
+OUT = H.OUT / "soundness.json"
+FAIL_DIR = H.OUT / "soundness-failures"
+
+
+def build_oracle() -> Path:
+    subprocess.run(
+        ["make", "-C", str(H.MPY_DIR / "ports" / "unix"), "VARIANT=standard",
+         f"BUILD={ORACLE_BUILD}", "PROG=micropython", "DEBUG=1", "STRIP=",
+         "MICROPY_PY_BTREE=0", "MICROPY_PY_SSL=0", "MICROPY_SSL_MBEDTLS=0",
+         "MICROPY_PY_FFI=0", "FROZEN_MANIFEST=",
+         # MicroPython itself passes NULL with length 0 to memcpy and offsets NULL by
+         # zero-length arrays (benign, seen on unmutated code): those two UBSan checks
+         # are off so that any report left is ours to explain.
+         "CFLAGS_EXTRA=-fsanitize=address,undefined -fno-omit-frame-pointer "
+         "-fno-sanitize=nonnull-attribute,pointer-overflow",
+         "LDFLAGS_EXTRA=-fsanitize=address,undefined"],
+        check=True, capture_output=True)
+    return ORACLE
+
+
+def _uint(v: int) -> bytes:
+    out = [v & 0x7F]
+    v >>= 7
+    while v:
+        out.append(0x80 | (v & 0x7F))
+        v >>= 7
+    return bytes(reversed(out))
+
+
+def _tables_end(data: bytes) -> int:
+    """Offset where the raw-code tree starts (after header, qstrs and constants)."""
+    r = H._Reader(data)
+    r.bytes(4)
+    n_qstr, n_obj = r.uint(), r.uint()
+    for _ in range(n_qstr):
+        v = r.uint()
+        if not v & 1:
+            r.bytes(v >> 1)
+            r.byte()
+    for _ in range(n_obj):
+        H._skip_obj(r)
+    return r.pos
+
+
+def serialize(data: bytes, root: H.RawCode) -> bytes:
+    out = bytearray(data[:_tables_end(data)])
+
+    def emit(rc: H.RawCode) -> None:
+        out.extend(_uint(len(rc.code) << 3 | (4 if rc.children else 0) | rc.kind))
+        out.extend(rc.code)
+        if rc.children:
+            out.extend(_uint(len(rc.children)))
+            for c in rc.children:
+                emit(c)
+
+    emit(root)
+    return bytes(out)
+
+
+def mutate(code: bytes, rng: random.Random) -> bytes:
+    b = bytearray(code)
+    kind = rng.randrange(5)
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(b))
+        if kind == 0:
+            b[at] ^= 1 << rng.randrange(8)
+        elif kind == 1:
+            b[at] = rng.randrange(256)
+        elif kind == 2:
+            b[rng.randrange(min(len(b), 6))] = rng.randrange(256)  # prelude
+        elif kind == 3:
+            jumps = [i for i in range(len(b) - 1) if b[i] & 0xF0 == 0x40]
+            if jumps:
+                b[rng.choice(jumps) + 1] = rng.randrange(256)
+        else:
+            del b[rng.randrange(len(b)):]
+            break
+    return bytes(b)
+
+
+def functions(rc: H.RawCode) -> list[H.RawCode]:
+    out = [rc]
+    for c in rc.children:
+        out += functions(c)
+    return out
+
+
+def main() -> None:
+    want = int(sys.argv[1]) if len(sys.argv) > 1 else 300
+    rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 1)
+    build_oracle()
+    files = [f for f in sorted((H.MPY_DIR / "tests" / "basics").glob("*.py"))
+             if "async with" not in f.read_text()]
+    mods = [(f, H.mpy_cross(f, f.name)) for f in files]
+    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0",
+               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+    stats = {"tried": 0, "accepted": 0, "ran_ok": 0, "python_error": 0, "timeout": 0,
+             "failures": 0}
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        while stats["accepted"] < want and stats["tried"] < want * 400:
+            f, data = rng.choice(mods)
+            mpy = H.parse_mpy(data)
+            target = rng.choice(functions(mpy.root))
+            new = mutate(target.code, rng)
+            stats["tried"] += 1
+            if new == target.code or not new:
+                continue
+            target.code = new
+            if not all(v.ok for v in H.verify_mpy(mpy)):
+                continue
+            stats["accepted"] += 1
+            path = Path(tmp) / "mutant.mpy"
+            path.write_bytes(serialize(data, mpy.root))
+            try:
+                p = subprocess.run([str(ORACLE), "-c", "import mutant"], cwd=tmp, env=env,
+                                   capture_output=True, timeout=5, stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                stats["timeout"] += 1
+                continue
+            err = p.stderr.decode("utf-8", "replace")
+            # A C assert prints "Assertion `...' failed"; Python's AssertionError is a
+            # test's own check failing on mutated code, which is fine.
+            bad = (p.returncode < 0 or "AddressSanitizer" in err or "runtime error:" in err
+                   or "Assertion `" in err)
+            if bad:
+                stats["failures"] += 1
+                FAIL_DIR.mkdir(parents=True, exist_ok=True)
+                keep = FAIL_DIR / f"{f.stem}-{stats['accepted']}.mpy"
+                keep.write_bytes(path.read_bytes())
+                failures.append({"file": f.name, "mpy": str(keep), "rc": p.returncode,
+                                 "stderr": err[-600:]})
+            elif p.returncode == 0:
+                stats["ran_ok"] += 1
+            else:
+                stats["python_error"] += 1
+    result = {**stats, "failures_detail": failures}
+    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    print(json.dumps(stats))
+    for fl in failures[:5]:
+        print(fl["file"], fl["rc"], fl["stderr"][-300:])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: MIT
+// `vm`: the bytecode verifier for Python code in the image. vm.verify(fn, profile)
+// proves a function and, recursively, the children it makes; vm.check returns the
+// rejection message instead of raising; vm.check_replacement vets rewritten bytecode.
+#include <string.h>
+
+#include "py/bc.h"
+#include "py/emitglue.h"
+#include "py/gc.h"
+#include "py/mpstate.h"
+#include "py/objfun.h"
+#include "py/objstr.h"
+#include "py/runtime.h"
+
+#include "verify.h"
+
+// Layouts private to py/objclosure.c and py/objboundmeth.c, restated (1.25.0).
+typedef struct {
+    mp_obj_base_t base;
+    mp_obj_t fun;
+    size_t n_closed;
+    mp_obj_t closed[];
+} vm_closure_t;
+typedef struct {
+    mp_obj_base_t base;
+    mp_obj_t meth;
+    mp_obj_t self;
+} vm_bound_meth_t;
+extern const mp_obj_type_t mp_type_closure;
+
+// Heap tables are sized by their GC block; frozen ones (in the image) are not sized at
+// run time, so their indices are bounded only by this and the code is trusted there.
+#define VM_UNSIZED (0xffff)
+
+static void set_msg(vrf_result_t *res, int rule, const char *msg) {
+    res->rule = rule;
+    size_t n = strlen(msg);
+    n = n < sizeof(res->msg) - 1 ? n : sizeof(res->msg) - 1;
+    memcpy(res->msg, msg, n);
+    res->msg[n] = 0;
+}
+
+static size_t heap_bytes(const void *p) {
+    return p ? gc_nbytes(p) : 0;
+}
+
+static size_t qstr_count(void) {
+    const qstr_pool_t *pool = MP_STATE_VM(last_pool);
+    return pool->total_prev_len + pool->len;
+}
+
+static const char *vm_qstr(void *ctx, uint32_t q, size_t *len) {
+    const mp_module_context_t *cm = ctx;
+    const qstr_short_t *table = cm->constants.qstr_table;
+    size_t n = heap_bytes(table);
+    if (n && q >= n / sizeof(qstr_short_t)) {
+        return NULL;
+    }
+    qstr qs = table[q];
+    if (qs == MP_QSTRnull || qs >= qstr_count()) {
+        return NULL;
+    }
+    return (const char *)qstr_data(qs, len);
+}
+
+static int vm_obj_kind(void *ctx, uint32_t i) {
+    const mp_module_context_t *cm = ctx;
+    mp_obj_t o = cm->constants.obj_table[i];
+    if (o == MP_OBJ_NULL) {
+        return VRF_OBJ_INVALID;
+    }
+    if (mp_obj_is_type(o, &mp_type_tuple)) {
+        size_t len;
+        mp_obj_t *items;
+        mp_obj_tuple_get(o, &len, &items);
+        return len <= VRF_MAX_TUPLE ? VRF_OBJ_TUPLE + (int)len : VRF_OBJ_OTHER;
+    }
+    return VRF_OBJ_OTHER;
+}
+
+// Fills fn for bytecode code in context cm with children table children.
+static void describe(vrf_fn_t *fn, const byte *code, size_t code_len,
+    const mp_module_context_t *cm, mp_raw_code_t *const *children, const vrf_child_t *made) {
+    memset(fn, 0, sizeof(*fn));
+    fn->code = code;
+    size_t n = code_len ? code_len : heap_bytes(code);
+    fn->len = n ? n : VRF_MAX_CODE;
+    fn->len_is_bound = n == 0;
+    size_t qn = heap_bytes(cm->constants.qstr_table);
+    fn->n_qstr = qn ? (uint32_t)(qn / sizeof(qstr_short_t)) : VM_UNSIZED;
+    size_t on = heap_bytes(cm->constants.obj_table);
+    fn->n_obj = on ? (uint32_t)(on / sizeof(mp_obj_t)) : (cm->constants.obj_table ? VM_UNSIZED : 0);
+    size_t cn = heap_bytes(children);
+    if (cn) {
+        // Only the leading non-NULL entries are children; the rest is block slack.
+        uint32_t k = 0;
+        while (k < cn / sizeof(void *) && children[k] != NULL) {
+            k++;
+        }
+        fn->n_children = k;
+    } else {
+        fn->n_children = children ? VM_UNSIZED : 0;
+    }
+    fn->n_free = (uint32_t)made->n_free;
+    fn->class_body = made->class_body;
+    fn->n_defaults = made->n_defaults;
+    fn->kw_defaults = made->kw_defaults;
+    fn->qstr = vm_qstr;
+    fn->obj_kind = vm_obj_kind;
+    fn->ctx = (void *)cm;
+}
+
+typedef struct {
+    const vrf_profile_t *prof;
+    vrf_result_t res;
+    uint32_t functions;
+    uint32_t bytes;    // decoded, over all functions
+    uint32_t insns;
+} walk_t;
+
+// Verifies fn and every child it makes, depth first. Returns 0 or a rule number.
+static int walk(walk_t *w, vrf_fn_t *fn, mp_raw_code_t *const *children, uint32_t depth) {
+    if (depth > VRF_MAX_NESTING) {
+        set_msg(&w->res, VRF_RULE_LIMIT,
+            "verify: offset 0x0 children nested too deeply (rule 8: limit)");
+        return VRF_RULE_LIMIT;
+    }
+    int r = vrf_verify_fn(fn, w->prof, &w->res);
+    if (r) {
+        return r;
+    }
+    w->functions++;
+    w->bytes += w->res.n_bytes;
+    w->insns += w->res.n_insns;
+    uint32_t n = fn->n_children == VM_UNSIZED ? 0 : fn->n_children;
+    vrf_child_t how;
+    if (fn->n_children == VM_UNSIZED) {
+        // Frozen: the children used are those the verifier saw made.
+        for (uint32_t i = 0; i < VRF_MAX_CHILDREN; i++) {
+            if (vrf_child(i, &how) != -1) {
+                n = i + 1;
+            }
+        }
+    }
+    if (n == 0) {
+        return 0;
+    }
+    // The verifier's tables are reused by each child: keep this level's answers.
+    vrf_child_t *made = m_new(vrf_child_t, n);
+    int8_t *status = m_new(int8_t, n);
+    for (uint32_t i = 0; i < n; i++) {
+        status[i] = (int8_t)vrf_child(i, &made[i]);
+    }
+    const mp_module_context_t *cm = fn->ctx;
+    for (uint32_t i = 0; i < n && r == 0; i++) {
+        if (status[i] == -1) {
+            continue;  // never made here: it cannot run
+        }
+        // A child is an mp_raw_code_t, or (frozen code without children of its own)
+        // a direct pointer to its bytecode: mp_proto_fun_is_bytecode tells them apart.
+        const mp_raw_code_t *rc = children[i];
+        const byte *code = NULL;
+        mp_raw_code_t *const *grandchildren = NULL;
+        if (mp_proto_fun_is_bytecode(rc)) {
+            code = (const byte *)rc;
+        } else if (rc->kind == MP_CODE_BYTECODE) {
+            code = rc->fun_data;
+            grandchildren = rc->children;
+        }
+        if (status[i] < 0 || code == NULL) {
+            int bad = status[i] < 0 ? VRF_RULE_STACK : VRF_RULE_DECODE;
+            set_msg(&w->res, bad, status[i] < 0
+                ? "verify: offset 0x0 child made in two different ways (rule 4: stack)"
+                : "verify: offset 0x0 child is not bytecode (rule 1: decode)");
+            r = bad;
+            break;
+        }
+        vrf_fn_t child;
+        describe(&child, code, 0, cm, grandchildren, &made[i]);
+        r = walk(w, &child, grandchildren, depth + 1);
+    }
+    m_del(vrf_child_t, made, n);
+    m_del(int8_t, status, n);
+    return r;
+}
+
+// The bytecode function behind fn (closures and bound methods unwrapped).
+static mp_obj_fun_bc_t *get_fun(mp_obj_t fn, uint32_t *n_free) {
+    *n_free = 0;
+    if (mp_obj_is_type(fn, &mp_type_bound_meth)) {
+        fn = ((vm_bound_meth_t *)MP_OBJ_TO_PTR(fn))->meth;
+    }
+    if (mp_obj_is_type(fn, &mp_type_closure)) {
+        vm_closure_t *cl = MP_OBJ_TO_PTR(fn);
+        *n_free = (uint32_t)cl->n_closed;
+        fn = cl->fun;
+    }
+    if (!mp_obj_is_type(fn, &mp_type_fun_bc) && !mp_obj_is_type(fn, &mp_type_gen_wrap)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("not a bytecode function"));
+    }
+    return MP_OBJ_TO_PTR(fn);
+}
+
+static const vrf_profile_t *get_profile(size_t n_args, const mp_obj_t *args, size_t i) {
+    const char *name = n_args > i ? mp_obj_str_get_str(args[i]) : "locus";
+    const vrf_profile_t *p = vrf_profile_find(name);
+    if (p == NULL) {
+        mp_raise_ValueError(MP_ERROR_TEXT("unknown profile"));
+    }
+    return p;
+}
+
+// Verifies fn (or, with code, that bytecode in fn's place); the message or None.
+static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace,
+    int stats) {
+    uint32_t n_free;
+    mp_obj_fun_bc_t *f = get_fun(args[0], &n_free);
+    // A root: its defaults were fixed when it was made (by a verified parent, or frozen).
+    vrf_child_t root = { (int16_t)n_free, -1, -1, 0 };
+    walk_t *w = m_new_obj(walk_t);
+    w->prof = get_profile(n_args, args, 1);
+    w->functions = w->bytes = w->insns = 0;
+    vrf_fn_t fn;
+    int r;
+    if (code == mp_const_none) {
+        describe(&fn, f->bytecode, 0, f->context, f->child_table, &root);
+        r = walk(w, &fn, f->child_table, 0);
+    } else {
+        mp_buffer_info_t buf;
+        mp_get_buffer_raise(code, &buf, MP_BUFFER_READ);
+        describe(&fn, buf.buf, buf.len, f->context, f->child_table, &root);
+        if (replace) {
+            vrf_fn_t orig;
+            describe(&orig, f->bytecode, 0, f->context, f->child_table, &root);
+            r = vrf_verify_replacement(&fn, &orig, w->prof, &w->res);
+        } else {
+            r = walk(w, &fn, f->child_table, 0);
+        }
+    }
+    mp_obj_t out;
+    if (r) {
+        out = mp_obj_new_str(w->res.msg, strlen(w->res.msg));
+    } else if (stats) {
+        mp_obj_t t[3] = { MP_OBJ_NEW_SMALL_INT(w->functions), MP_OBJ_NEW_SMALL_INT(w->bytes),
+                          MP_OBJ_NEW_SMALL_INT(w->insns) };
+        out = mp_obj_new_tuple(3, t);
+    } else {
+        out = MP_OBJ_NEW_SMALL_INT(w->functions ? w->functions : 1);
+    }
+    m_del_obj(walk_t, w);
+    return out;
+}
+
+// vm.verify(fn, profile="locus") -> number of functions proved; raises ValueError.
+static mp_obj_t vm_verify(size_t n_args, const mp_obj_t *args) {
+    mp_obj_t r = run(n_args, args, mp_const_none, 0, 0);
+    if (!mp_obj_is_small_int(r)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), mp_obj_str_get_str(r));
+    }
+    return r;
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_verify_obj, 1, 2, vm_verify);
+
+// vm.check(fn, profile="locus", code=None) -> None, or the rejection message.
+static mp_obj_t vm_check(size_t n_args, const mp_obj_t *args) {
+    mp_obj_t r = run(n_args, args, n_args > 2 ? args[2] : mp_const_none, 0, 0);
+    return mp_obj_is_small_int(r) ? mp_const_none : r;
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_obj, 1, 3, vm_check);
+
+// vm.check_replacement(fn, code, profile="locus") -> None, or the rejection message.
+static mp_obj_t vm_check_replacement(size_t n_args, const mp_obj_t *args) {
+    mp_obj_t a[2] = { args[0], n_args > 2 ? args[2] : MP_OBJ_NEW_QSTR(MP_QSTR_locus) };
+    mp_obj_t r = run(2, a, args[1], 1, 0);
+    return mp_obj_is_small_int(r) ? mp_const_none : r;
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_replacement_obj, 2, 3, vm_check_replacement);
+
+// vm.stats(fn, profile="locus") -> (functions, bytes, instructions) verified, or the
+// rejection message: what a benchmark divides its time by.
+static mp_obj_t vm_stats(size_t n_args, const mp_obj_t *args) {
+    return run(n_args, args, mp_const_none, 0, 1);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_stats_obj, 1, 2, vm_stats);
+
+// vm.bytecode(fn) -> bytes of a heap function's bytecode, or None for frozen code.
+static mp_obj_t vm_bytecode(mp_obj_t fn_in) {
+    uint32_t n_free;
+    mp_obj_fun_bc_t *f = get_fun(fn_in, &n_free);
+    size_t n = heap_bytes(f->bytecode);
+    return n ? mp_obj_new_bytes(f->bytecode, n) : mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(vm_bytecode_obj, vm_bytecode);
+
+static const mp_rom_map_elem_t vm_globals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_vm) },
+    { MP_ROM_QSTR(MP_QSTR_verify), MP_ROM_PTR(&vm_verify_obj) },
+    { MP_ROM_QSTR(MP_QSTR_check), MP_ROM_PTR(&vm_check_obj) },
+    { MP_ROM_QSTR(MP_QSTR_check_replacement), MP_ROM_PTR(&vm_check_replacement_obj) },
+    { MP_ROM_QSTR(MP_QSTR_bytecode), MP_ROM_PTR(&vm_bytecode_obj) },
+    { MP_ROM_QSTR(MP_QSTR_stats), MP_ROM_PTR(&vm_stats_obj) },
+    { MP_ROM_QSTR(MP_QSTR_MAX_CODE), MP_ROM_INT(VRF_MAX_CODE) },
+};
+static MP_DEFINE_CONST_DICT(vm_globals, vm_globals_table);
+
+const mp_obj_module_t vm_user_cmodule = {
+    .base = { &mp_type_module },
+    .globals = (mp_obj_dict_t *)&vm_globals,
+};
+
+MP_REGISTER_MODULE(MP_QSTR_vm, vm_user_cmodule);
