@@ -48,6 +48,7 @@ include kernel/kernel.mk
 include boot/boot.mk
 include loci/field.mk
 include vm/verifier.mk
+include tests/upstream/upstream.mk
 
 # ---- MicroPython port ----------------------------------------------------------------
 # The port's own make knows its dependencies, so it always runs; the library's mtime

@@ -49,6 +49,9 @@
 #define KEXIT_FAULT         0x31           // CPU exception: QEMU exits with 99
 #define KEXIT_PANIC         0x32           // kpanic(): QEMU exits with 101
 
+// kcrash(KCRASH_NULL_READ) reads this address (page 0 is never mapped).
+#define KCRASH_NULL_ADDR    0x8
+
 // Fault dump: how many stack slots to scan and how many code addresses to print.
 #define KFAULT_SCAN_SLOTS   64
 #define KFAULT_MAX_FRAMES   8

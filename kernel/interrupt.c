@@ -13,6 +13,9 @@ void irq_set_handler(unsigned vector, irq_handler h) {
 void isr_dispatch(struct int_frame *f) {
     unsigned v = (unsigned)f->vector;
     if (v < 32) {
+        if (kfault_recover(f)) {
+            return;   // resumes at a fixup or in the port's handler; no EOI for exceptions
+        }
         fault_report(f);
     }
     if (v == KVEC_SPURIOUS || (v >= KVEC_PIC_BASE && v < KVEC_PIC_BASE + 16)) {

@@ -20,6 +20,8 @@ void kcon_write(const char *s, size_t len);
 int kcon_read(void);
 // Received bytes waiting in the interrupt-fed ring.
 size_t kcon_pending(void);
+// Receive overruns the UART reported (bytes lost before the kernel could read them).
+uint64_t kcon_rx_overruns(void);
 // When `c` arrives, the receive interrupt calls `on_char` (from interrupt context) and
 // drops the byte instead of queueing it. c < 0 disables. Used for Ctrl-C.
 void kcon_set_interrupt_char(int c, void (*on_char)(void));
@@ -56,11 +58,42 @@ void *kmem_take_heap(size_t floor, size_t ceiling, unsigned percent, size_t *siz
 // writable alias and executed through a read+execute mapping). Copies `len` bytes
 // of `code` into the arena and returns the executable address, or NULL when full.
 void *kexec_commit(const void *code, size_t len);
+// The executable address the next kexec_commit of `len` bytes will return, or NULL if
+// it would not fit: code that must be relocated for its final address (native code
+// loaded from .mpy files) is patched for this address first, then committed.
+void *kexec_next(size_t len);
 // Forget every committed block (soft reset: no old code object survives it).
 void kexec_reset(void);
 
 // The stack the port runs on: [limit, top). A guard page sits below `limit`.
 void kstack_bounds(uintptr_t *limit, uintptr_t *top);
+
+// ---- Recoverable faults -----------------------------------------------------------------
+// A CPU exception the kernel survived instead of stopping: vector (14 #PF, 13 #GP, ...),
+// the CPU's error code, the faulting address (CR2 for #PF; the requested address for a
+// checked access) and the faulting instruction.
+struct kfault {
+    uint32_t vector;
+    uint64_t error;
+    uint64_t addr;
+    uint64_t rip;
+};
+// Read or write `width` (1, 2, 4 or 8) bytes at `addr` with one access. A fault (page
+// not present, write to read-only memory such as kernel text, non-canonical address)
+// returns false and fills *fault (if non-NULL) instead of stopping the machine.
+bool kmem_read_checked(uintptr_t addr, unsigned width, uint64_t *value, struct kfault *fault);
+bool kmem_write_checked(uintptr_t addr, unsigned width, uint64_t value, struct kfault *fault);
+// When code in the executable arena (native/viper functions) raises a CPU exception, the
+// kernel resumes in `handler(fault)` on the same stack, as if the faulting instruction
+// had called it; the handler must not return (the port raises a Python exception).
+// NULL: such faults stop the machine with the dump like any other.
+void kfault_set_exec_handler(void (*handler)(const struct kfault *fault));
+// Faults recovered either way since boot.
+uint64_t kfault_recovered(void);
+// Fault on purpose inside the kernel's own C (tests of the fault dump): never returns,
+// the machine stops with the register dump and backtrace.
+enum kcrash_kind { KCRASH_NULL_READ, KCRASH_INVALID_OPCODE, KCRASH_STACK_OVERFLOW };
+void kcrash(enum kcrash_kind kind) __attribute__((noreturn));
 
 // ---- Boot information -----------------------------------------------------------------
 // The kernel's own copy of what the loader handed over (valid for the whole boot).

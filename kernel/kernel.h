@@ -82,6 +82,10 @@ void mm_frame_counts(uint64_t *total, uint64_t *free);
 // kmem.c
 void kmem_init(const struct bootinfo *bi);          // main stack and exec arena
 bool kstack_contains(uintptr_t addr, uintptr_t *top);
+bool kexec_contains(uintptr_t addr);                // in the arena's executable alias
+
+// probe.c: resume after a recoverable fault; false means report and stop.
+bool kfault_recover(struct int_frame *f);
 
 // acpi.c
 struct acpi_info {

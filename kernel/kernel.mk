@@ -8,8 +8,9 @@ KERNEL_C_SRCS := \
 	kernel/kmain.c kernel/cpu.c kernel/interrupt.c kernel/fault.c kernel/ksym.c \
 	kernel/frame_alloc.c kernel/mm_init.c kernel/paging.c kernel/kmem.c \
 	kernel/uart.c kernel/kprint.c kernel/acpi.c kernel/apic.c kernel/time.c \
-	kernel/power.c kernel/kio.c kernel/klib.c
-KERNEL_S_SRCS := kernel/entry.S kernel/isr.S
+	kernel/power.c kernel/kio.c kernel/klib.c kernel/probe.c \
+	kernel/crash.c
+KERNEL_S_SRCS := kernel/entry.S kernel/isr.S kernel/probe_access.S
 
 KERNEL_OBJS := $(patsubst kernel/%.c,$(BUILD)/kernel/%.o,$(KERNEL_C_SRCS)) \
 	$(patsubst kernel/%.S,$(BUILD)/kernel/%.o,$(KERNEL_S_SRCS))

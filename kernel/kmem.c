@@ -43,6 +43,10 @@ void kmem_init(const struct bootinfo *bi) {
     memset(exec_rw, 0xcc, KEXEC_ARENA_SIZE);             // int3 wherever nothing lives
 }
 
+bool kexec_contains(uintptr_t addr) {
+    return exec_rw && addr - exec_rx < KEXEC_ARENA_SIZE;
+}
+
 void kstack_bounds(uintptr_t *limit, uintptr_t *top) {
     *limit = stack_limit;
     *top = stack_top;
@@ -89,9 +93,23 @@ void *kmem_take_heap(size_t floor, size_t ceiling, unsigned percent, size_t *siz
     return heap_base;
 }
 
-void *kexec_commit(const void *code, size_t len) {
+// Arena offset of the next block of `len` bytes, or SIZE_MAX when it does not fit.
+static size_t exec_next_offset(size_t len) {
     size_t start = (exec_used + KEXEC_ALIGN - 1) & ~(size_t)(KEXEC_ALIGN - 1);
     if (!exec_rw || len > KEXEC_ARENA_SIZE || start > KEXEC_ARENA_SIZE - len) {
+        return SIZE_MAX;
+    }
+    return start;
+}
+
+void *kexec_next(size_t len) {
+    size_t start = exec_next_offset(len);
+    return start == SIZE_MAX ? NULL : (void *)(exec_rx + start);
+}
+
+void *kexec_commit(const void *code, size_t len) {
+    size_t start = exec_next_offset(len);
+    if (start == SIZE_MAX) {
         return NULL;
     }
     memcpy(exec_rw + start, code, len);

@@ -10,6 +10,7 @@ enum {
     UART_LSR = 5,
 };
 #define LSR_DATA_READY  0x01
+#define LSR_OVERRUN     0x02
 #define LSR_THR_EMPTY   0x20
 #define LCR_DLAB        0x80
 #define LCR_8N1         0x03
@@ -18,6 +19,7 @@ enum {
 #define IER_RX_AVAILABLE 0x01
 
 static uint8_t rx_ring[KCON_RX_RING_SIZE];
+static uint64_t rx_overruns;   // bytes the UART itself lost (LSR overrun error)
 static volatile uint32_t rx_head;   // written by interrupt context only
 static volatile uint32_t rx_tail;   // written by kcon_read only
 static volatile int intr_char = -1;
@@ -57,21 +59,36 @@ void uart_putc(char c) {
 }
 
 // Only ever called with interrupts off (ISR or timer tick), so the ring has one
-// producer at a time.
+// producer at a time. When the ring is full, bytes stay in the UART: the next timer
+// tick takes them once the reader made room, so a long paste is throttled instead of
+// losing characters (QEMU holds back its input while the UART's FIFO is full; real
+// hardware without flow control overruns the FIFO, which LSR reports and we count).
 void uart_drain_rx(void) {
-    while (present && (com_in(UART_LSR) & LSR_DATA_READY)) {
+    for (;;) {
+        uint8_t lsr = present ? com_in(UART_LSR) : 0;
+        if (lsr & LSR_OVERRUN) {
+            rx_overruns++;
+        }
+        if (!(lsr & LSR_DATA_READY)) {
+            return;
+        }
+        uint32_t head = rx_head;
+        if (head - rx_tail >= KCON_RX_RING_SIZE) {
+            return;
+        }
         uint8_t b = com_in(UART_DATA);
         void (*hook)(void) = intr_hook;
         if (hook && b == intr_char) {
             hook();
             continue;
         }
-        uint32_t head = rx_head;
-        if (head - rx_tail < KCON_RX_RING_SIZE) {
-            rx_ring[head & (KCON_RX_RING_SIZE - 1)] = b;
-            __atomic_store_n(&rx_head, head + 1, __ATOMIC_RELEASE);
-        }
+        rx_ring[head & (KCON_RX_RING_SIZE - 1)] = b;
+        __atomic_store_n(&rx_head, head + 1, __ATOMIC_RELEASE);
     }
+}
+
+uint64_t kcon_rx_overruns(void) {
+    return rx_overruns;
 }
 
 void kcon_write(const char *s, size_t len) {

@@ -86,6 +86,7 @@ static void run_vm(uintptr_t stack_limit, uintptr_t stack_top) {
     gc_init(heap.base, heap.base + heap.size);
     mp_init();
     readline_init0();
+    port_memfault_init();
 
     if (boot_cycles == 0) {
         boot_cycles = ktime_tsc() - ktime_entry_tsc();

@@ -143,6 +143,27 @@ static mp_obj_t kernel_reset(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_reset_obj, kernel_reset);
 
+// crash(kind): stop the machine with a fault inside the kernel's own C, to see the fault
+// dump ('null': NULL read, 'ud': invalid opcode, 'stack': kernel stack overflow).
+static mp_obj_t kernel_crash(mp_obj_t kind_in) {
+    qstr kind = mp_obj_str_get_qstr(kind_in);
+    if (kind == MP_QSTR_null) {
+        kcrash(KCRASH_NULL_READ);
+    } else if (kind == MP_QSTR_ud) {
+        kcrash(KCRASH_INVALID_OPCODE);
+    } else if (kind == MP_QSTR_stack) {
+        kcrash(KCRASH_STACK_OVERFLOW);
+    }
+    mp_raise_ValueError(MP_ERROR_TEXT("kind must be 'null', 'ud' or 'stack'"));
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(kernel_crash_obj, kernel_crash);
+
+// faults_recovered(): CPU exceptions turned into Python exceptions since boot.
+static mp_obj_t kernel_faults_recovered(void) {
+    return mp_obj_new_int_from_ull(kfault_recovered());
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_faults_recovered_obj, kernel_faults_recovered);
+
 static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_kernel) },
     { MP_ROM_QSTR(MP_QSTR_memmap), MP_ROM_PTR(&kernel_memmap_obj) },
@@ -157,6 +178,8 @@ static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_loader_cycles), MP_ROM_PTR(&kernel_loader_cycles_obj) },
     { MP_ROM_QSTR(MP_QSTR_poweroff), MP_ROM_PTR(&kernel_poweroff_obj) },
     { MP_ROM_QSTR(MP_QSTR_reset), MP_ROM_PTR(&kernel_reset_obj) },
+    { MP_ROM_QSTR(MP_QSTR_crash), MP_ROM_PTR(&kernel_crash_obj) },
+    { MP_ROM_QSTR(MP_QSTR_faults_recovered), MP_ROM_PTR(&kernel_faults_recovered_obj) },
 };
 static MP_DEFINE_CONST_DICT(kernel_module_globals, kernel_module_globals_table);
 

@@ -2,6 +2,7 @@
 // The port's part of the `machine` module (included by extmod/modmachine.c): idle,
 // reset, freq and the port8/port16/port32 objects for x86 port I/O.
 #include "kapi.h"
+#include "port.h"
 
 static void mp_machine_idle(void) {
     kcpu_wait_for_interrupt();

@@ -54,6 +54,9 @@
 #define MICROPY_STACK_CHECK      (1)
 #define MICROPY_GCREGS_SETJMP    (0)
 #define MICROPY_ALLOC_PATH_MAX   (256)
+// micropython.mem_total/mem_current/mem_peak: allocation statistics for Python.
+#define MICROPY_MEM_STATS        (1)
+#define MICROPY_MALLOC_USES_ALLOCATED_SIZE (1)
 // Lets an exception raised while the heap is locked or full still carry a traceback.
 #define MICROPY_ENABLE_EMERGENCY_EXCEPTION_BUF (1)
 #define MICROPY_EMERGENCY_EXCEPTION_BUF_SIZE (256)
@@ -64,9 +67,20 @@
 #define MICROPY_MODULE_FROZEN_MPY (1)
 #define MICROPY_QSTR_EXTRA_POOL  mp_qstr_frozen_const_pool
 #define MICROPY_ENABLE_EXTERNAL_IMPORT (1)
-// There is no filesystem and no way to load .mpy files yet, so no persistent-code
-// loading (which would need relocation inside the executable arena).
-#define MICROPY_PERSISTENT_CODE_LOAD (0)
+// No disk filesystem yet, but the VFS layer is there so Python code can mount its own
+// (`vfs.mount(obj, '/x')`, as MicroPython's test runner does for --via-mpy), and .mpy
+// files load from it: bytecode, and native code relocated into the executable arena
+// (mp_port_commit_exec).
+#define MICROPY_VFS              (1)
+#define MICROPY_READER_VFS       (1)
+// FAT and littlefs (enabled in port/Makefile) work on any block device object, e.g. a
+// RAM disk written in Python, until LociOS has a disk driver. FAT as the unix port has
+// it: long names (code page 437), a current directory per volume, 4 KiB sectors.
+#define MICROPY_FATFS_ENABLE_LFN (1)
+#define MICROPY_FATFS_RPATH      (2)
+#define MICROPY_FATFS_MAX_SS     (4096)
+#define MICROPY_FATFS_LFN_CODE_PAGE 437
+#define MICROPY_PERSISTENT_CODE_LOAD (1)
 
 // Builtins and modules beyond the EXTRA_FEATURES level.
 #define MICROPY_PY_BUILTINS_HELP_TEXT lociOS_help_text
@@ -89,14 +103,22 @@ uint32_t mp_hal_random_seed(void);
 #define MICROPY_PY_TIME_CUSTOM_SLEEP (1)
 #define MICROPY_PY_TIME_INCLUDEFILE "modtime_port.c"
 #define MICROPY_PY_MACHINE       (1)
-#define MICROPY_PY_MACHINE_MEMX  (1)
+// machine.mem8/16/32/64 are the port's own (port/memfault.c): a bad address raises
+// OSError(EFAULT) instead of faulting the kernel.
+#define MICROPY_PY_MACHINE_MEMX  (0)
+// machine.PinBase, so Python classes can act as pins (and machine.Signal wrap them).
+#define MICROPY_PY_MACHINE_PIN_BASE (1)
 #define MICROPY_PY_MACHINE_INCLUDEFILE "modmachine_port.c"
 #define MICROPY_PY_MACHINE_EXTRA_GLOBALS \
     { MP_ROM_QSTR(MP_QSTR_reset), MP_ROM_PTR(&machine_hard_reset_obj) }, \
     { MP_ROM_QSTR(MP_QSTR_freq), MP_ROM_PTR(&machine_tsc_freq_obj) }, \
     { MP_ROM_QSTR(MP_QSTR_port8), MP_ROM_PTR(&machine_port8_obj) }, \
     { MP_ROM_QSTR(MP_QSTR_port16), MP_ROM_PTR(&machine_port16_obj) }, \
-    { MP_ROM_QSTR(MP_QSTR_port32), MP_ROM_PTR(&machine_port32_obj) },
+    { MP_ROM_QSTR(MP_QSTR_port32), MP_ROM_PTR(&machine_port32_obj) }, \
+    { MP_ROM_QSTR(MP_QSTR_mem8), MP_ROM_PTR(&port_mem8_obj) }, \
+    { MP_ROM_QSTR(MP_QSTR_mem16), MP_ROM_PTR(&port_mem16_obj) }, \
+    { MP_ROM_QSTR(MP_QSTR_mem32), MP_ROM_PTR(&port_mem32_obj) }, \
+    { MP_ROM_QSTR(MP_QSTR_mem64), MP_ROM_PTR(&port_mem64_obj) },
 
 // ---- Machine-code placement -------------------------------------------------------------
 // Native and viper code is assembled on the GC heap, then committed into the kernel's

@@ -2,8 +2,10 @@
 // MicroPython's HAL on LociOS: serial console I/O, Ctrl-C, time and delays, and
 // committing emitted machine code to the kernel's executable arena.
 #include "py/mphal.h"
+#include "py/persistentcode.h"
 #include "py/runtime.h"
 #include "py/stream.h"
+#include "shared/timeutils/timeutils.h"
 
 // ---- Console ------------------------------------------------------------------------------
 
@@ -98,6 +100,16 @@ void mp_hal_delay_ms(mp_uint_t ms) {
     delay_until_us(ktime_us() + (uint64_t)ms * 1000u);
 }
 
+// FAT timestamps: there is no RTC driver yet, so files are stamped with the time since
+// kernel entry counted from MicroPython's epoch (2000-01-01).
+uint32_t get_fattime(void) {
+    timeutils_struct_time_t tm;
+    timeutils_seconds_since_2000_to_struct_time(mp_hal_time_ns() / 1000000000u, &tm);
+    return ((uint32_t)(tm.tm_year - 1980) << 25) | ((uint32_t)tm.tm_mon << 21) |
+           ((uint32_t)tm.tm_mday << 16) | ((uint32_t)tm.tm_hour << 11) |
+           ((uint32_t)tm.tm_min << 5) | ((uint32_t)tm.tm_sec / 2);
+}
+
 uint32_t mp_hal_random_seed(void) {
     uint64_t t = ktime_tsc();
     return (uint32_t)(t ^ (t >> 32));
@@ -105,22 +117,30 @@ uint32_t mp_hal_random_seed(void) {
 
 // ---- Executable arena ------------------------------------------------------------------------
 
-// MP_PLAT_COMMIT_EXEC: the emitter assembled `len` bytes in `buf` on the GC heap; copy
-// them to the kernel's W^X arena and run them from there. `reloc` is only non-NULL when
-// loading relocatable native code from .mpy files, which this port does not enable
-// (MICROPY_PERSISTENT_CODE_LOAD is 0).
+static void raise_arena_full(size_t len) {
+    struct kmem_stats st;
+    kmem_get_stats(&st);
+    mp_raise_msg_varg(&mp_type_MemoryError,
+        MP_ERROR_TEXT("executable arena full: %u of %u bytes used, %u more needed; "
+            "soft reset (Ctrl-D) frees it"),
+        (unsigned)st.exec_bytes_used, (unsigned)st.exec_bytes_total, (unsigned)len);
+}
+
+// MP_PLAT_COMMIT_EXEC: the emitter assembled `len` bytes in `buf` on the GC heap (or
+// the .mpy loader read them there); copy them to the kernel's W^X arena and run them
+// from there. Native code from an .mpy file comes with `reloc`: it is patched in `buf`
+// for the address it will have in the arena, then committed.
 void *mp_port_commit_exec(void *buf, size_t len, void *reloc) {
     if (reloc != NULL) {
-        mp_raise_NotImplementedError(MP_ERROR_TEXT("relocatable native code"));
+        void *dest = kexec_next(len);
+        if (dest == NULL) {
+            raise_arena_full(len);
+        }
+        mp_native_relocate(reloc, buf, (uintptr_t)dest);
     }
     void *code = kexec_commit(buf, len);
     if (code == NULL) {
-        struct kmem_stats st;
-        kmem_get_stats(&st);
-        mp_raise_msg_varg(&mp_type_MemoryError,
-            MP_ERROR_TEXT("executable arena full: %u of %u bytes used, %u more needed; "
-                "soft reset (Ctrl-D) frees it"),
-            (unsigned)st.exec_bytes_used, (unsigned)st.exec_bytes_total, (unsigned)len);
+        raise_arena_full(len);
     }
     return code;
 }

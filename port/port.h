@@ -11,4 +11,10 @@ uint64_t port_boot_cycles(void);
 // Size of the GC heap taken from the kernel at boot.
 size_t port_heap_bytes(void);
 
+// memfault.c: machine.mem8/16/32/64 (fault-checked) and native-code faults as OSError.
+struct _port_mem_obj_t;
+extern const struct _port_mem_obj_t port_mem8_obj, port_mem16_obj, port_mem32_obj,
+    port_mem64_obj;
+void port_memfault_init(void);
+
 #endif

@@ -66,7 +66,8 @@ class QemuProcess:
     def wait(self, timeout: float | None = None) -> int:
         return self.proc.wait(timeout=timeout)
 
-    def close(self) -> None:
+    def close(self) -> int | None:
+        """Ends QEMU (the whole process group) if it still runs; returns its status."""
         if self.proc.poll() is None:
             try:
                 os.killpg(self.proc.pid, signal.SIGTERM)
@@ -81,3 +82,4 @@ class QemuProcess:
         if sock is not None:
             sock.close()
         self._tmp.cleanup()
+        return self.proc.returncode

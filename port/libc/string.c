@@ -94,3 +94,23 @@ char *strcat(char *restrict dst, const char *restrict src) {
     strcpy(dst + strlen(dst), src);
     return dst;
 }
+
+// Length of the prefix of s made only of bytes in `set` (want_in) or only of bytes not
+// in it (!want_in).
+static size_t span(const char *s, const char *set, int want_in) {
+    size_t n = 0;
+    for (; s[n]; n++) {
+        if ((strchr(set, s[n]) != NULL) != want_in) {
+            break;
+        }
+    }
+    return n;
+}
+
+size_t strspn(const char *s, const char *accept) {
+    return span(s, accept, 1);
+}
+
+size_t strcspn(const char *s, const char *reject) {
+    return span(s, reject, 0);
+}

@@ -21,5 +21,7 @@ char *strstr(const char *haystack, const char *needle);
 char *strcpy(char *restrict dst, const char *restrict src);
 char *strncpy(char *restrict dst, const char *restrict src, size_t n);
 char *strcat(char *restrict dst, const char *restrict src);
+size_t strspn(const char *s, const char *accept);
+size_t strcspn(const char *s, const char *reject);
 
 #endif

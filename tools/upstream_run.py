@@ -1,0 +1,284 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""Runs MicroPython's own test suite (the fetched tree's tests/run-tests.py) against a
+target and summarises it per directory: LociOS in QEMU by default, or a reference build
+(`--instance unix`, or an execpty command for the official ARM qemu port).
+
+Each configuration (bytecode, via-mpy, native = --via-mpy --emit native) is one
+run-tests.py invocation over all directories; its per-test lines are split by directory.
+Failures are checked against tests/upstream/expected-failures.txt; every skip gets a
+reason (the feature the test probed for, or run-tests.py's own skip rule). Writes JSON
+(default build/upstream-results.json) and prints a table. Exit status 1 when a failure
+is not listed, or a listed failure passes (stale entry).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = ROOT / "build"
+MPY_TREE = Path(os.environ.get("MICROPY_DIR", BUILD / "micropython-1.25.0")).resolve()
+EXPECTED = ROOT / "tests" / "upstream" / "expected-failures.txt"
+
+DIRS = ("basics", "float", "micropython", "misc", "stress", "import", "extmod")
+CONFIGS = {
+    "bytecode": [],
+    "via-mpy": ["--via-mpy"],
+    "native": ["--via-mpy", "--emit", "native"],
+}
+UNITTEST_REASON = "needs unittest (micropython-lib, which the Debian tree leaves empty)"
+LINE = re.compile(r"^(pass|FAIL|skip)\s+(\S+)")
+
+
+@dataclass
+class DirResult:
+    passed: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    skipped: dict[str, str] = field(default_factory=dict)   # test -> reason
+
+    def as_json(self, expected: dict[str, str]) -> dict:
+        return {
+            "passed": len(self.passed), "failed": len(self.failed),
+            "skipped": len(self.skipped),
+            "failures": {t: expected.get(t, "NOT LISTED") for t in self.failed},
+            "skips": self.skipped,
+        }
+
+
+def load_expected(path: Path, config: str, target: str) -> dict[str, str]:
+    """expected-failures.txt: `<test> <targets> <configs> <reason...>`; targets and
+    configs are comma lists or `*`."""
+    out: dict[str, str] = {}
+    if not path.is_file():
+        return out
+    for n, raw in enumerate(path.read_text().splitlines(), 1):
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split(None, 3)
+        if len(parts) < 4:
+            raise SystemExit(f"{path}:{n}: need `<test> <targets> <configs> <reason>`")
+        test, targets, configs, reason = parts
+        if (targets == "*" or target in targets.split(",")) and \
+                (configs == "*" or config in configs.split(",")):
+            out[test] = reason
+    return out
+
+
+def unittest_tests(dirs: list[str]) -> list[str]:
+    found = []
+    for d in dirs:
+        for p in sorted((MPY_TREE / "tests" / d).glob("*.py")):
+            text = p.read_text(errors="replace")
+            if re.search(r"^\s*(import unittest|from unittest)", text, re.M):
+                found.append(f"{d}/{p.name}")
+    return found
+
+
+def runner_skip_comments() -> dict[str, str]:
+    """`skip_tests.add("x.py")  # why` lines of run-tests.py: test -> why."""
+    out = {}
+    src = (MPY_TREE / "tests" / "run-tests.py").read_text()
+    for m in re.finditer(r'skip_tests\.add\(\s*"([^"]+)"\s*\)\s*(?:#\s*(.*))?', src):
+        out.setdefault(m.group(1), (m.group(2) or "").strip())
+    return out
+
+
+def skip_reason(test: str, config: str, comments: dict[str, str]) -> str:
+    """Why run-tests.py skipped `test`: the feature probe before the test's own
+    print("SKIP"), or the runner's rule."""
+    if test in comments:
+        why = comments[test] or "listed without comment"
+        return f"run-tests.py skip list ({config}): {why}"
+    path = MPY_TREE / "tests" / test
+    lines = path.read_text(errors="replace").splitlines() if path.is_file() else []
+    for i, line in enumerate(lines):
+        if 'print("SKIP")' in line or "print('SKIP')" in line:
+            probe = []
+            for prev in reversed(lines[:i]):
+                s = prev.strip()
+                if s.startswith(("try:", "if ", "elif ")) or not s:
+                    if s.startswith(("if ", "elif ")):
+                        probe.insert(0, s.rstrip(":"))
+                    break
+                if not s.startswith(("except", "#")):
+                    probe.insert(0, s)
+            text = "; ".join(probe)[:120] or f"feature probe at line {i + 1}"
+            return f"target lacks: {text}"
+    name = Path(test).stem
+    if name.startswith(("native_", "viper_")) or config == "native":
+        return "run-tests.py: native emitter rules for this target"
+    return "run-tests.py: feature check or platform rule (see its run_tests())"
+
+
+def run_config(config: str, dirs: list[str], instance: str, target: str,
+               files: list[str] | None, results: Path, mpy_cross: Path,
+               extra: list[str]) -> tuple[dict[str, DirResult], str, float]:
+    tests_dir = MPY_TREE / "tests"
+    unit = unittest_tests(dirs)
+    cmd = [sys.executable, "run-tests.py", "-t", instance, "-r", str(results), *CONFIGS[config],
+           *extra]
+    for t in unit:
+        cmd += ["-e", "^" + re.escape(t) + "$"]
+    cmd += files if files else ["-d", *dirs]
+    env = dict(os.environ, MICROPY_MPYCROSS=str(mpy_cross))
+    print(f"== {target} {config}: {shlex.join(cmd)}", flush=True)
+    t0 = time.monotonic()
+    proc = subprocess.run(cmd, cwd=tests_dir, env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True, errors="replace",
+                          preexec_fn=lambda: _ulimit_nofile(1024))
+    elapsed = time.monotonic() - t0
+    comments = runner_skip_comments()
+    per_dir: dict[str, DirResult] = {d: DirResult() for d in dirs}
+    for line in proc.stdout.splitlines():
+        m = LINE.match(line)
+        if not m:
+            continue
+        verdict, test = m.groups()
+        d = test.split("/", 1)[0]
+        r = per_dir.setdefault(d, DirResult())
+        if verdict == "pass":
+            r.passed.append(test)
+        elif verdict == "FAIL":
+            r.failed.append(test)
+        else:
+            r.skipped[test] = skip_reason(test, config, comments)
+    if not files:
+        for t in unit:
+            per_dir.setdefault(t.split("/", 1)[0], DirResult()).skipped[t] = UNITTEST_REASON
+    return per_dir, proc.stdout, elapsed
+
+
+def _ulimit_nofile(n: int) -> None:
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (min(n, hard), hard))
+
+
+def lociOS_instance(image: Path, mem: str, log: Path) -> str:
+    bridge = ROOT / "tools" / "upstream_target.py"
+    return (f"exec:{shlex.quote(sys.executable)} {shlex.quote(str(bridge))} "
+            f"--image {shlex.quote(str(image))} --mem {mem} 2>>{shlex.quote(str(log))}")
+
+
+def markdown_table(paths: list[Path]) -> str:
+    """One row per directory, one column group per (target, config) of the given
+    result files: passed / failed / skipped."""
+    reports = [json.loads(p.read_text()) for p in paths]
+    cols = [(r["target"], cfg, c) for r in reports for cfg, c in r["configs"].items()]
+    dirs = list(dict.fromkeys(d for _, _, c in cols for d in c["dirs"]))
+    head = "| directory | " + " | ".join(f"{t} {cfg}" for t, cfg, _ in cols) + " |"
+    rows = [head, "|---|" + "---|" * len(cols)]
+    for d in dirs + ["**total**"]:
+        cells = []
+        for _, _, c in cols:
+            rs = list(c["dirs"].values()) if d == "**total**" else [c["dirs"].get(d)]
+            if None in rs:
+                cells.append("-")
+                continue
+            cells.append("/".join(str(sum(r[k] for r in rs))
+                                  for k in ("passed", "failed", "skipped")))
+        rows.append(f"| {d} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--table"]:
+        print(markdown_table([Path(p) for p in argv[1:]]))
+        return 0
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--image", type=Path, default=BUILD / "lociOS.img")
+    # A smaller guest keeps heap-filling tests (micropython/extreme_exc.py grows a list
+    # until MemoryError) inside run-tests.py's 10 s idle timeout under TCG.
+    ap.add_argument("--mem", default="128M", help="guest RAM for LociOS runs")
+    ap.add_argument("--instance", help="run-tests.py -t value (default: LociOS via the "
+                    "serial bridge)")
+    ap.add_argument("--target", default="lociOS", help="name in the results and in "
+                    "expected-failures.txt")
+    ap.add_argument("--configs", default="bytecode,via-mpy,native")
+    ap.add_argument("--dirs", default=",".join(DIRS))
+    ap.add_argument("--files", nargs="*", help="only these tests (relative to tests/)")
+    ap.add_argument("--sample", type=int, default=1, metavar="N",
+                    help="only every Nth test of each directory (sorted by name): the "
+                         "quick slice `make test` runs")
+    ap.add_argument("--mpy-cross", type=Path, default=BUILD / "port" / "mpy-cross" / "mpy-cross")
+    ap.add_argument("--expected", type=Path, default=EXPECTED)
+    ap.add_argument("--json", type=Path, default=BUILD / "upstream-results.json")
+    ap.add_argument("--results-dir", type=Path, default=BUILD / "upstream")
+    ap.add_argument("--runner-arg", action="append", default=[],
+                    help="extra argument for run-tests.py (repeatable)")
+    args = ap.parse_args(argv)
+
+    dirs = args.dirs.split(",")
+    if args.sample > 1 and not args.files:
+        args.files = [f"{d}/{p.name}" for d in dirs for p in
+                      sorted((MPY_TREE / "tests" / d).glob("*.py"))[::args.sample]]
+    # run-tests.py runs in the tree's tests/ folder: every path it gets must be absolute.
+    args.results_dir = args.results_dir.resolve()
+    args.json = args.json.resolve()
+    args.results_dir.mkdir(parents=True, exist_ok=True)
+    instance = args.instance
+    if not instance:
+        # Boot a private copy: a rebuild during the run must not change the target.
+        image = args.results_dir / "lociOS.img"
+        shutil.copyfile(args.image, image)
+        instance = lociOS_instance(image, args.mem, args.results_dir / "bridge.log")
+    report: dict = {"target": args.target, "tree": str(MPY_TREE), "configs": {}}
+    problems: list[str] = []
+    t_all = time.monotonic()
+    for config in args.configs.split(","):
+        results = args.results_dir / f"{args.target}-{config}"
+        per_dir, out, elapsed = run_config(config, dirs, instance, args.target, args.files,
+                                           results, args.mpy_cross.resolve(),
+                                           args.runner_arg)
+        (args.results_dir / f"{args.target}-{config}.log").write_text(out)
+        expected = load_expected(args.expected, config, args.target)
+        ran = {t for r in per_dir.values() for t in r.passed + r.failed}
+        report["configs"][config] = {
+            "seconds": round(elapsed, 1),
+            "dirs": {d: r.as_json(expected) for d, r in per_dir.items()},
+        }
+        for r in per_dir.values():
+            problems += [f"{config}: {t} failed and is not in {args.expected.name}"
+                         for t in r.failed if t not in expected]
+            problems += [f"{config}: {t} is listed as failing but passed"
+                         for t in r.passed if t in expected]
+        if not ran:
+            problems.append(f"{config}: no test ran; see {results}.log\n{out[-2000:]}")
+    report["seconds"] = round(time.monotonic() - t_all, 1)
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+    print_table(report)
+    for p in problems:
+        print("PROBLEM:", p)
+    print(f"results: {args.json}  ({report['seconds']:.0f} s)")
+    return 1 if problems else 0
+
+
+def print_table(report: dict) -> None:
+    print(f"\n{report['target']}: passed / failed / skipped")
+    for config, c in report["configs"].items():
+        total = [0, 0, 0]
+        cells = []
+        for d, r in c["dirs"].items():
+            cells.append(f"{d} {r['passed']}/{r['failed']}/{r['skipped']}")
+            total[0] += r["passed"]
+            total[1] += r["failed"]
+            total[2] += r["skipped"]
+        print(f"  {config:9} total {total[0]}/{total[1]}/{total[2]} ({c['seconds']:.0f} s): "
+              + ", ".join(cells))
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
