@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #define BOOTINFO_MAGIC   0x4f464e4953434f4cULL  // "LOCSINFO" read as little-endian bytes
-#define BOOTINFO_VERSION 1
+#define BOOTINFO_VERSION 2
 
 // Memory region kinds, reduced from the UEFI memory types to what the kernel acts on.
 enum bootinfo_mem_kind {
@@ -38,6 +38,7 @@ struct bootinfo_framebuffer {
 };
 
 #define BOOTINFO_MAX_REGIONS 512
+#define BOOTINFO_OPTIONS_MAX 256
 
 struct bootinfo {
     uint64_t magic;           // BOOTINFO_MAGIC
@@ -52,6 +53,10 @@ struct bootinfo {
     uint32_t region_count;    // valid entries in regions[]
     uint32_t reserved0;
     struct bootinfo_mem_region regions[BOOTINFO_MAX_REGIONS]; // sorted by base, coalesced
+    // Since version 2: the boot options from \LOCIOS\OPTIONS.TXT, printable ASCII words
+    // separated by single spaces, NUL-terminated; "" when the file is absent. Not covered
+    // by the seal: only tunables that cannot weaken a check may be read from here.
+    char options[BOOTINFO_OPTIONS_MAX];
 };
 
 // The kernel entry point: SysV ABI, interrupts off, called on the loader's stack with

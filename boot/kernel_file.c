@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Reads \LOCIOS\KERNEL.ELF, whole, from the FAT volume BOOTX64.EFI was started from.
+// Reads files from the FAT volume BOOTX64.EFI was started from: \LOCIOS\KERNEL.ELF, whole,
+// and the optional boot options file \LOCIOS\OPTIONS.TXT.
 #include "loader.h"
+#include "options.h"
 
 #define INFO_BUF 512
 
-static EFI_STATUS open_kernel(EFI_FILE_HANDLE *file)
+// Opens `path` on the boot volume. EFI_NOT_FOUND is returned without a message, so the
+// caller decides whether a missing file is an error.
+static EFI_STATUS open_on_boot_volume(CHAR16 *path, const char *path_str,
+                                      EFI_FILE_HANDLE *file)
 {
     EFI_GUID li_guid = EFI_LOADED_IMAGE_PROTOCOL_GUID;
     EFI_GUID fs_guid = EFI_SIMPLE_FILE_SYSTEM_PROTOCOL_GUID;
@@ -22,25 +27,31 @@ static EFI_STATUS open_kernel(EFI_FILE_HANDLE *file)
     s = fs->OpenVolume(fs, &root);
     if (s != EFI_SUCCESS)
         return fail(s, "cannot open the boot volume (%s)", efi_status_name(s));
-    s = root->Open(root, file, LOADER_KERNEL_PATH, EFI_FILE_MODE_READ, 0);
+    s = root->Open(root, file, path, EFI_FILE_MODE_READ, 0);
     root->Close(root);
+    if (s != EFI_SUCCESS && s != EFI_NOT_FOUND)
+        return fail(s, "cannot open %s (%s)", path_str, efi_status_name(s));
+    return s;
+}
+
+static EFI_STATUS open_kernel(EFI_FILE_HANDLE *file)
+{
+    EFI_STATUS s = open_on_boot_volume(LOADER_KERNEL_PATH, LOADER_KERNEL_PATH_STR, file);
     if (s == EFI_NOT_FOUND)
         return fail(s, "%s not found on the volume BOOTX64.EFI was started from; "
                     "nothing to boot. Rebuild the image with tools/mkimage.py, which puts "
                     "the kernel there", LOADER_KERNEL_PATH_STR);
-    if (s != EFI_SUCCESS)
-        return fail(s, "cannot open %s (%s)", LOADER_KERNEL_PATH_STR, efi_status_name(s));
-    return EFI_SUCCESS;
+    return s;
 }
 
-static EFI_STATUS file_size(EFI_FILE_HANDLE file, uint64_t *size)
+static EFI_STATUS file_size(EFI_FILE_HANDLE file, const char *path_str, uint64_t *size)
 {
     EFI_GUID info_guid = EFI_FILE_INFO_ID;
     UINT64 buf[INFO_BUF / sizeof(UINT64)];
     UINTN len = sizeof buf;
     EFI_STATUS s = file->GetInfo(file, &info_guid, &len, buf);
     if (s != EFI_SUCCESS)
-        return fail(s, "cannot stat %s (%s)", LOADER_KERNEL_PATH_STR, efi_status_name(s));
+        return fail(s, "cannot stat %s (%s)", path_str, efi_status_name(s));
     *size = ((EFI_FILE_INFO *)buf)->FileSize;
     return EFI_SUCCESS;
 }
@@ -51,7 +62,7 @@ EFI_STATUS kernel_file_read(uint8_t **data, uint64_t *size)
     EFI_STATUS s = open_kernel(&file);
     if (s != EFI_SUCCESS)
         return s;
-    s = file_size(file, size);
+    s = file_size(file, LOADER_KERNEL_PATH_STR, size);
     if (s != EFI_SUCCESS)
         goto out;
     con_printf("LociOS loader: reading %s (%llu bytes)\n", LOADER_KERNEL_PATH_STR,
@@ -83,6 +94,41 @@ EFI_STATUS kernel_file_read(uint8_t **data, uint64_t *size)
         done += chunk;
     }
 out:
+    file->Close(file);
+    return s;
+}
+
+EFI_STATUS options_file_read(char out[BOOTINFO_OPTIONS_MAX])
+{
+    out[0] = '\0';
+    EFI_FILE_HANDLE file;
+    EFI_STATUS s = open_on_boot_volume(LOADER_OPTIONS_PATH, LOADER_OPTIONS_PATH_STR, &file);
+    if (s == EFI_NOT_FOUND)
+        return EFI_SUCCESS;
+    if (s != EFI_SUCCESS)
+        return s;
+    uint64_t size;
+    s = file_size(file, LOADER_OPTIONS_PATH_STR, &size);
+    if (s == EFI_SUCCESS) {
+        uint8_t text[BOOTINFO_OPTIONS_MAX];
+        UINTN len = size < sizeof text ? (UINTN)size : sizeof text;
+        s = file->Read(file, &len, text);
+        size_t bad_at;
+        int rc = size >= sizeof text ? OPTIONS_ERR_TOO_LONG
+                                     : options_normalise(text, len, out, &bad_at);
+        if (s != EFI_SUCCESS)
+            s = fail(s, "cannot read %s (%s)", LOADER_OPTIONS_PATH_STR, efi_status_name(s));
+        else if (rc == OPTIONS_ERR_TOO_LONG)
+            s = fail(EFI_LOAD_ERROR, "%s refused: %llu bytes, at most %u are allowed",
+                     LOADER_OPTIONS_PATH_STR, (unsigned long long)size,
+                     (unsigned)BOOTINFO_OPTIONS_MAX - 1);
+        else if (rc != OPTIONS_OK)
+            s = fail(EFI_LOAD_ERROR, "%s refused: byte 0x%02x at offset %llu is not "
+                     "printable ASCII; options are words like heap_percent=50",
+                     LOADER_OPTIONS_PATH_STR, text[bad_at], (unsigned long long)bad_at);
+        else
+            con_printf("LociOS loader: options: %s\n", out[0] ? out : "(none)");
+    }
     file->Close(file);
     return s;
 }

@@ -13,6 +13,8 @@
 // ---- Tunables -------------------------------------------------------------------------
 #define LOADER_KERNEL_PATH      L"\\LOCIOS\\KERNEL.ELF"
 #define LOADER_KERNEL_PATH_STR  "\\LOCIOS\\KERNEL.ELF"
+#define LOADER_OPTIONS_PATH     L"\\LOCIOS\\OPTIONS.TXT"
+#define LOADER_OPTIONS_PATH_STR "\\LOCIOS\\OPTIONS.TXT"
 #define LOADER_REFUSAL_WAIT_S   10          // wait for a key this long after a refusal
 #define LOADER_MAP_SPARE_DESC   16          // memory map buffer padding, in descriptors
 #define LOADER_REGION_MARGIN    16          // regions kept free for map changes at exit
@@ -42,6 +44,9 @@ void uart_write(const char *s, size_t len);
 
 // ---- kernel_file.c --------------------------------------------------------------------
 EFI_STATUS kernel_file_read(uint8_t **data, uint64_t *size);
+// Reads the optional \LOCIOS\OPTIONS.TXT into out ("" when absent); refuses a file that
+// is too long or not printable text.
+EFI_STATUS options_file_read(char out[BOOTINFO_OPTIONS_MAX]);
 
 // ---- seal.c ---------------------------------------------------------------------------
 // Hashes the file into digest[] and compares it with the sealed value.

@@ -69,6 +69,9 @@ static EFI_STATUS boot(uint64_t tsc_start)
     bi->kernel_phys_start = img.phys_start;
     bi->kernel_phys_end = img.phys_end;
     bi->loader_tsc_start = tsc_start;
+    s = options_file_read(bi->options);
+    if (s != EFI_SUCCESS)
+        return s;
     return handoff(bi, &img);
 }
 

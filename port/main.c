@@ -51,8 +51,10 @@ size_t port_heap_bytes(void) {
 }
 
 static void take_heap(void) {
-    heap.base = kmem_take_heap(LOCIOS_HEAP_FLOOR, LOCIOS_HEAP_CEILING, LOCIOS_HEAP_PERCENT,
-        &heap.size);
+    unsigned percent;
+    size_t floor, ceiling;
+    port_heap_params(&percent, &floor, &ceiling);
+    heap.base = kmem_take_heap(floor, ceiling, percent, &heap.size);
     if (heap.base == NULL) {
         struct kmem_stats st;
         kmem_get_stats(&st);
@@ -60,9 +62,9 @@ static void take_heap(void) {
             "  needed: at least %u MiB free for the heap (%u%% of free RAM is used,\n"
             "          floor %u MiB), plus the kernel\n"
             "  found:  %u MiB free of %u MiB RAM\n"
-            "  fix:    give the machine more RAM (e.g. QEMU -m 256M)\n",
-            (unsigned)(LOCIOS_HEAP_FLOOR / MIB), (unsigned)LOCIOS_HEAP_PERCENT,
-            (unsigned)(LOCIOS_HEAP_FLOOR / MIB),
+            "  fix:    give the machine more RAM (e.g. QEMU -m 256M), or lower\n"
+            "          heap_floor_mib in \\LOCIOS\\OPTIONS.TXT\n",
+            (unsigned)(floor / MIB), percent, (unsigned)(floor / MIB),
             (unsigned)(st.frames_free * 4096 / MIB), (unsigned)(st.ram_bytes / MIB));
         kpower_off();
     }

@@ -11,6 +11,10 @@ uint64_t port_boot_cycles(void);
 // Size of the GC heap taken from the kernel at boot.
 size_t port_heap_bytes(void);
 
+// boot_options.c: heap sizing from the defaults in mpconfigport.h and the boot options
+// (heap_percent, heap_floor_mib, heap_ceiling_mib); reports words it ignores.
+void port_heap_params(unsigned *percent, size_t *floor, size_t *ceiling);
+
 // memfault.c: machine.mem8/16/32/64 (fault-checked) and native-code faults as OSError.
 struct _port_mem_obj_t;
 extern const struct _port_mem_obj_t port_mem8_obj, port_mem16_obj, port_mem32_obj,

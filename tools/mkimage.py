@@ -28,6 +28,7 @@ FAT32_MIN_CLUSTERS = 65525
 ESP_TYPE = "EF00"
 LOADER_PATH = ("EFI", "BOOT", "BOOTX64.EFI")
 KERNEL_PATH = ("LOCIOS", "KERNEL.ELF")
+OPTIONS_PATH = ("LOCIOS", "OPTIONS.TXT")
 TOOLS = {"sgdisk": "gdisk", "mformat": "mtools", "mmd": "mtools", "mcopy": "mtools",
          "minfo": "mtools"}
 
@@ -65,10 +66,12 @@ def fat_cluster_count(minfo_text):
     return (total - overhead) // field("cluster size")
 
 
-def build_image(loader, kernel, out, esp_mib=DEFAULT_ESP_MIB):
-    """Writes the image to `out`; `kernel` may be None. Returns the FAT cluster count."""
+def build_image(loader, kernel, out, esp_mib=DEFAULT_ESP_MIB, options=None):
+    """Writes the image to `out`; `kernel` and `options` (the boot options file) may be
+    None. Returns the FAT cluster count."""
     _check_tools()
     files = [(loader, LOADER_PATH)] + ([(kernel, KERNEL_PATH)] if kernel else [])
+    files += [(options, OPTIONS_PATH)] if options else []
     for path, _ in files:
         if not os.path.isfile(path):
             raise ImageError(f"{path}: no such file")
@@ -116,12 +119,14 @@ def main(argv=None):
     ap.add_argument("--loader", required=True, help="sealed BOOTX64.EFI")
     ap.add_argument("--kernel", help="kernel ELF (leave out only to build an image "
                     "that tests the loader's missing-kernel message)")
+    ap.add_argument("--options", help="boot options file, copied to \\LOCIOS\\OPTIONS.TXT "
+                    "(words like heap_percent=50; see boot/PROTOCOL.md)")
     ap.add_argument("-o", "--output", required=True, help="disk image to write")
     ap.add_argument("--esp-mib", type=int, default=DEFAULT_ESP_MIB,
                     help="ESP size in MiB (default %(default)s)")
     args = ap.parse_args(argv)
     try:
-        build_image(args.loader, args.kernel, args.output, args.esp_mib)
+        build_image(args.loader, args.kernel, args.output, args.esp_mib, args.options)
     except (OSError, ImageError) as e:
         print(f"mkimage.py: error: {e}", file=sys.stderr)
         return 1

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Shared fixtures for the host tests of boot/: the loader's pure C modules
-(elf_check, memmap, fmt) compiled for the host through cffi, cached in build/host/."""
+(elf_check, memmap, fmt, options) compiled for the host through cffi, cached in
+build/host/."""
 
 import hashlib
 import importlib
@@ -13,7 +14,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 BOOT = ROOT / "boot"
 HOST_BUILD = ROOT / "build" / "host"
-PURE_SOURCES = ["elf_check.c", "memmap.c", "fmt.c"]
+PURE_SOURCES = ["elf_check.c", "memmap.c", "fmt.c", "options.c"]
 # UBSan works inside a cffi module (ASan would need LD_PRELOAD; see test_boot_elf_check).
 PURE_CFLAGS = ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror",
                "-fsanitize=undefined", "-fno-sanitize-recover=all"]
@@ -40,6 +41,9 @@ uint32_t memmap_translate(const void *map, size_t map_size, size_t desc_size,
                           const struct memmap_range *kernel, uint32_t nkernel,
                           struct bootinfo_mem_region *out, uint32_t cap, uint32_t *dropped);
 size_t fmt_snprintf(char *buf, size_t cap, const char *fmt, ...);
+#define BOOTINFO_OPTIONS_MAX ...
+enum options_code { OPTIONS_OK, OPTIONS_ERR_TOO_LONG, OPTIONS_ERR_BYTE };
+int options_normalise(const uint8_t *text, size_t len, char *out, size_t *bad_at);
 """
 
 
@@ -57,7 +61,7 @@ def _build_pure():
     cdef = CDEF % {"codes": ", ".join(c + " = ..." for c in codes),
                    "kinds": ", ".join(k + " = ..." for k in kinds), "max_load": max_load}
     digest = hashlib.sha256(cdef.encode() + " ".join(PURE_CFLAGS).encode())
-    for name in PURE_SOURCES + ["elf_check.h", "memmap.h", "fmt.h", "bootinfo.h"]:
+    for name in PURE_SOURCES + ["elf_check.h", "memmap.h", "fmt.h", "options.h", "bootinfo.h"]:
         digest.update((BOOT / name).read_bytes())
     modname = "_boot_pure_" + digest.hexdigest()[:12]
     HOST_BUILD.mkdir(parents=True, exist_ok=True)
@@ -69,7 +73,8 @@ def _build_pure():
         pass
     ffi = cffi.FFI()
     ffi.cdef(cdef)
-    ffi.set_source(modname, '#include "elf_check.h"\n#include "memmap.h"\n#include "fmt.h"\n',
+    ffi.set_source(modname, '#include "elf_check.h"\n#include "memmap.h"\n#include "fmt.h"\n'
+                   '#include "options.h"\n',
                    sources=[str(BOOT / s) for s in PURE_SOURCES], include_dirs=[str(BOOT)],
                    extra_compile_args=PURE_CFLAGS, extra_link_args=["-fsanitize=undefined"])
     ffi.compile(tmpdir=str(HOST_BUILD), verbose=False)
