@@ -16,10 +16,6 @@ import vrf_host as H  # noqa: E402
 
 BASICS = H.MPY_DIR / "tests" / "basics"
 
-# Known incompleteness, refused on purpose: `async with` handlers pick between two stack
-# layouts by testing the cause's type at run time, which the verifier does not track.
-ASYNC_WITH = "async with"
-
 
 @pytest.fixture(scope="module")
 def basics():
@@ -35,23 +31,16 @@ def test_every_basics_function_verifies(basics):
         for v in H.verify_mpy(mpy):
             total += 1
             if not v.ok:
-                refused.append((f, v))
+                refused.append(f"{f.name}:{v.path}: {v.msg}")
     assert total > 1500, total
-    unexpected = [f"{f.name}:{v.path}: {v.msg}" for f, v in refused
-                  if ASYNC_WITH not in f.read_text()]
-    assert unexpected == []
-    # The refusals of async-with code are few and all of them are structural.
-    assert len(refused) <= 12
-    assert all(v.rule in (4, 5) for _, v in refused)
+    assert refused == []
 
 
 def test_bound_mode_ignores_what_is_unreachable(basics):
     """Frozen code has no run-time length: with len only a bound, a function followed
     by garbage still verifies, reading only what the entry reaches."""
     pad = bytes(range(256)) * 4
-    for f, mpy in basics[:200]:
-        if ASYNC_WITH in f.read_text():
-            continue
+    for f, mpy in basics:
         for v in H.verify_mpy(mpy, pad=pad):
             assert v.ok, f"{f.name}:{v.path}: {v.msg}"
 

@@ -37,6 +37,11 @@ PAIRS = [
      "class C:\n    def __init__(self):\n        self.x = 1\n"),
     ("class C(B):\n    def __init__(self):\n        super().__init__()\n",
      "LOAD_SUPER_METHOD", "class C(B):\n    def __init__(self):\n        B.__init__(self)\n"),
+    # async-with handlers trust the global BaseException to be the builtin one
+    ("BaseException = ValueError\n", "STORE_NAME 'BaseException'",
+     "E = BaseException\n"),
+    ("def f():\n    global BaseException\n    BaseException = 1\n",
+     "STORE_GLOBAL 'BaseException'", "def f():\n    return BaseException\n"),
 ]
 
 MSG = re.compile(r"^verify: offset 0x[0-9a-f]+ (\S+)(?: (\S+))? (.*) \(rule (\d): (\w+)\)$")

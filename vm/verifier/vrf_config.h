@@ -23,10 +23,15 @@
 // Children a function may make (MAKE_FUNCTION/MAKE_CLOSURE index bound we track).
 #define VRF_MAX_CHILDREN (1024)
 
-// Worklist step budget per function, as a multiple of its code size: each instruction
-// is visited at most twice (its slot-kind masks can only shrink once), so exceeding
-// this means a bug, and verification time stays proportional to code size.
+// Worklist step budget per function, as a multiple of its code size: verification
+// time stays proportional to code size, and a function that needs more is refused
+// under rule "limit" (the fuzz driver reports the most steps any input took).
 #define VRF_STEP_FACTOR (4)
+
+// Extra abstract states for async-with handlers entered by an unwind, which keep their
+// (data, sentinel) pair apart from the exception layout: at most one per offset, from a
+// pool of this many (about 42 bytes each). The compiler needs about 12 per `async with`.
+#define VRF_MAX_ALT (1024)
 
 // Slots in the VM's iterator buffer on the value stack, MP_OBJ_ITER_BUF_NSLOTS: an
 // mp_obj_iter_buf_t is four words on 64-bit builds (checked by the guest module).

@@ -99,6 +99,12 @@ const char *vrf_profile_check(const vrf_fn_t *fn, const vrf_profile_t *prof,
             if (prof->names_deny && in_list(prof->names_deny, s, n)) {
                 return "not permitted by profile";
             }
+            // Async-with handlers tell an exception from an unwind by the global
+            // BaseException (vrf_block.c): a restricted profile may not rebind it.
+            if (prof->names_deny && op != OP_LOAD_NAME && op != OP_LOAD_GLOBAL
+                && op != OP_IMPORT_FROM && vrf_streq_n("BaseException", s, n)) {
+                return "rebinding not permitted by profile";
+            }
             return 0;
         case OP_IMPORT_NAME: {
             if (!prof->imports) {
