@@ -96,6 +96,12 @@ void apic_timer_start(uint32_t hz) {
     }
     irq_set_handler(KVEC_TIMER, timer_tick);
     lapic_write(LAPIC_LVT_TIMER, KVEC_TIMER | LAPIC_TIMER_PERIODIC);
+    apic_timer_set_hz(hz);
+    ktime_timer_started(hz);
+}
+
+// Writing the initial count restarts the periodic countdown at the new period.
+void apic_timer_set_hz(uint32_t hz) {
     lapic_write(LAPIC_TIMER_INIT, lapic_timer_hz / hz);
 }
 

@@ -29,7 +29,9 @@
 #define KEXEC_ALIGN         16
 
 // Timer and TSC calibration.
-#define KTIMER_HZ           1000
+#define KTIMER_HZ           1000           // at boot; kernel.set_tick_hz() changes it
+#define KTIMER_HZ_MIN       10
+#define KTIMER_HZ_MAX       10000
 #define KTSC_CALIBRATE_MS   20             // PIT channel 2 window for the TSC
 #define KLAPIC_CALIBRATE_MS 10             // TSC window for the LAPIC timer
 

@@ -22,6 +22,10 @@ int kcon_read(void);
 size_t kcon_pending(void);
 // Receive overruns the UART reported (bytes lost before the kernel could read them).
 uint64_t kcon_rx_overruns(void);
+// Bytes received so far, and how often the ring was full so bytes had to wait in the
+// UART (where QEMU holds further input back: back-pressure instead of loss).
+uint64_t kcon_rx_bytes(void);
+uint64_t kcon_rx_ring_full(void);
 // When `c` arrives, the receive interrupt calls `on_char` (from interrupt context) and
 // drops the byte instead of queueing it. c < 0 disables. Used for Ctrl-C.
 void kcon_set_interrupt_char(int c, void (*on_char)(void));
@@ -31,9 +35,21 @@ uint64_t ktime_tsc(void);           // raw TSC
 uint64_t ktime_tsc_hz(void);        // calibrated TSC frequency
 uint64_t ktime_us(void);            // microseconds since kernel entry
 uint64_t ktime_ms(void);            // milliseconds since kernel entry
-uint64_t ktime_ticks(void);         // LAPIC timer interrupts so far
+uint64_t ktime_ticks(void);         // timer periods elapsed by the TSC, as of the last
+                                    // timer interrupt (monotonic)
 uint32_t ktime_tick_hz(void);       // LAPIC timer rate
+// Change the timer rate (KTIMER_HZ_MIN..KTIMER_HZ_MAX); false if out of range.
+bool ktime_set_tick_hz(uint32_t hz);
 uint64_t ktime_entry_tsc(void);     // TSC read by the first instruction of the kernel
+// ---- Interrupts ------------------------------------------------------------------------
+struct kirq_stats {
+    uint64_t timer;      // LAPIC timer interrupts actually delivered
+    uint64_t com1;       // serial receive interrupts
+    uint64_t spurious;   // LAPIC spurious vector and 8259 ghosts: counted, dropped
+    uint64_t other;      // any other device vector (none is routed today)
+};
+void kirq_get_stats(struct kirq_stats *out);
+void kirq_raise_spurious(void);   // take the 3 spurious vectors by `int` (for tests)
 // Halt the CPU until the next interrupt (timer or console).
 void kcpu_wait_for_interrupt(void);
 

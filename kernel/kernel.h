@@ -111,10 +111,12 @@ void apic_timer_start(uint32_t hz);    // calibrate against the TSC, periodic
 void apic_route_irq(uint32_t gsi, uint16_t flags, uint8_t vector);
 void apic_eoi(void);
 uint32_t apic_timer_input_hz(void);
+void apic_timer_set_hz(uint32_t hz);   // new period; the calibration is kept
 
 // time.c
 void ktime_calibrate(void);
 void ktime_tick(void);
+void ktime_timer_started(uint32_t hz);   // the LAPIC timer now runs at hz: rebase ticks
 
 // entry.S
 void arch_switch_stack(uintptr_t top, void (*fn)(void)) __attribute__((noreturn));

@@ -20,6 +20,8 @@ enum {
 
 static uint8_t rx_ring[KCON_RX_RING_SIZE];
 static uint64_t rx_overruns;   // bytes the UART itself lost (LSR overrun error)
+static uint64_t rx_bytes;      // bytes moved into the ring (or to the interrupt hook)
+static uint64_t rx_ring_full;  // drains that stopped with bytes left in the UART
 static volatile uint32_t rx_head;   // written by interrupt context only
 static volatile uint32_t rx_tail;   // written by kcon_read only
 static volatile int intr_char = -1;
@@ -74,9 +76,11 @@ void uart_drain_rx(void) {
         }
         uint32_t head = rx_head;
         if (head - rx_tail >= KCON_RX_RING_SIZE) {
+            rx_ring_full++;
             return;
         }
         uint8_t b = com_in(UART_DATA);
+        rx_bytes++;
         void (*hook)(void) = intr_hook;
         if (hook && b == intr_char) {
             hook();
@@ -89,6 +93,14 @@ void uart_drain_rx(void) {
 
 uint64_t kcon_rx_overruns(void) {
     return rx_overruns;
+}
+
+uint64_t kcon_rx_bytes(void) {
+    return rx_bytes;
+}
+
+uint64_t kcon_rx_ring_full(void) {
+    return rx_ring_full;
 }
 
 void kcon_write(const char *s, size_t len) {

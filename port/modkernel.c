@@ -89,7 +89,8 @@ static mp_obj_t kernel_uptime_ms(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_uptime_ms_obj, kernel_uptime_ms);
 
-// ticks(): LAPIC timer interrupts since the timer started.
+// ticks(): timer periods since the timer started, measured by the TSC as of the last
+// timer interrupt (interrupts can arrive late or merged; see interrupts()['timer']).
 static mp_obj_t kernel_ticks(void) {
     return mp_obj_new_int_from_ull(ktime_ticks());
 }
@@ -99,6 +100,40 @@ static mp_obj_t kernel_tick_hz(void) {
     return mp_obj_new_int_from_uint(ktime_tick_hz());
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_tick_hz_obj, kernel_tick_hz);
+
+static mp_obj_t kernel_set_tick_hz(mp_obj_t hz_in) {
+    mp_int_t hz = mp_obj_get_int(hz_in);
+    if (hz <= 0 || hz > UINT32_MAX || !ktime_set_tick_hz((uint32_t)hz)) {
+        mp_raise_ValueError(MP_ERROR_TEXT("tick rate out of range"));
+    }
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(kernel_set_tick_hz_obj, kernel_set_tick_hz);
+
+// interrupts(): interrupts taken since boot, by source, and the serial receive path's
+// counters (bytes, times the ring was full and input waited in the UART, overruns).
+static mp_obj_t kernel_interrupts(void) {
+    struct kirq_stats st;
+    kirq_get_stats(&st);
+    mp_obj_t d = mp_obj_new_dict(7);
+    dict_put(d, MP_QSTR_timer, st.timer);
+    dict_put(d, MP_QSTR_com1, st.com1);
+    dict_put(d, MP_QSTR_spurious, st.spurious);
+    dict_put(d, MP_QSTR_other, st.other);
+    dict_put(d, MP_QSTR_rx_bytes, kcon_rx_bytes());
+    dict_put(d, MP_QSTR_rx_ring_full, kcon_rx_ring_full());
+    dict_put(d, MP_QSTR_rx_overruns, kcon_rx_overruns());
+    return d;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_interrupts_obj, kernel_interrupts);
+
+// raise_spurious(): take the LAPIC spurious vector and the 8259's IRQ7/IRQ15 vectors by
+// software interrupt, to check that they are counted and harmless.
+static mp_obj_t kernel_raise_spurious(void) {
+    kirq_raise_spurious();
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_raise_spurious_obj, kernel_raise_spurious);
 
 static mp_obj_t kernel_tsc_hz(void) {
     return mp_obj_new_int_from_ull(ktime_tsc_hz());
@@ -172,6 +207,9 @@ static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_uptime_ms), MP_ROM_PTR(&kernel_uptime_ms_obj) },
     { MP_ROM_QSTR(MP_QSTR_ticks), MP_ROM_PTR(&kernel_ticks_obj) },
     { MP_ROM_QSTR(MP_QSTR_tick_hz), MP_ROM_PTR(&kernel_tick_hz_obj) },
+    { MP_ROM_QSTR(MP_QSTR_set_tick_hz), MP_ROM_PTR(&kernel_set_tick_hz_obj) },
+    { MP_ROM_QSTR(MP_QSTR_interrupts), MP_ROM_PTR(&kernel_interrupts_obj) },
+    { MP_ROM_QSTR(MP_QSTR_raise_spurious), MP_ROM_PTR(&kernel_raise_spurious_obj) },
     { MP_ROM_QSTR(MP_QSTR_tsc_hz), MP_ROM_PTR(&kernel_tsc_hz_obj) },
     { MP_ROM_QSTR(MP_QSTR_digest), MP_ROM_PTR(&kernel_digest_obj) },
     { MP_ROM_QSTR(MP_QSTR_boot_cycles), MP_ROM_PTR(&kernel_boot_cycles_obj) },

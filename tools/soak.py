@@ -3,8 +3,9 @@
 """Soak test: boots LociOS and runs rounds of allocation, garbage collection, float math
 and sleeping (timer interrupts) for a given time, then checks that the guest never
 crashed, that the heap and frame counts after a collection do not creep (no leak), and
-that the LAPIC tick count agrees with the TSC clock. Prints one line per minute and a
-verdict; writes build/soak.json. Exit status 1 on any failed check.
+that the kernel's tick count agrees with the TSC clock; also reports how many timer
+interrupts were actually delivered (QEMU under TCG delivers fewer than timer periods).
+Prints one line per minute and a verdict; writes build/soak.json. Exit status 1 on any failed check.
 """
 
 from __future__ import annotations
@@ -36,10 +37,12 @@ def soak_round(seed):
     time.sleep_ms(20)
     gc.collect()
     m = kernel.mem()
+    irq = kernel.interrupts()
     print('R', seed, int(ok), gc.mem_free(), m['frames_free'], kernel.ticks(),
-          kernel.tick_hz(), kernel.uptime_ms(), m['exec_used'])
+          kernel.tick_hz(), kernel.uptime_ms(), m['exec_used'], irq['timer'],
+          irq['spurious'])
 """
-ROUND = re.compile(rb"R (\d+) (\d) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)\r?\n")
+ROUND = re.compile(rb"R (\d+) (\d) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)\r?\n")
 
 
 def main(argv: list[str]) -> int:
@@ -92,6 +95,11 @@ def main(argv: list[str]) -> int:
         result["ms_by_ticks"] = round(ms_ticks, 1)
         result["ms_by_tsc"] = ms_tsc
         result["tick_vs_tsc_error"] = round(abs(ms_ticks - ms_tsc) / max(ms_tsc, 1), 5)
+        # Informational: interrupts delivered per timer period (1.0 on real hardware;
+        # less under TCG, which is why ticks are counted from the TSC).
+        result["timer_irqs"] = last[8] - first[8]
+        result["timer_irqs_per_tick"] = round(result["timer_irqs"] / max(ticks, 1), 4)
+        result["spurious"] = last[9]
         if any(r[1] != 1 for r in rounds):
             problems.append("float math gave a wrong sum in some round")
         # A leak shows as free heap falling round after round; allow 1% of the heap
@@ -101,7 +109,7 @@ def main(argv: list[str]) -> int:
         if first[3] != last[3]:
             problems.append(f"free frames changed from {first[3]} to {last[3]}")
         if result["tick_vs_tsc_error"] > 0.01:
-            problems.append(f"LAPIC ticks say {ms_ticks:.0f} ms, TSC says {ms_tsc} ms")
+            problems.append(f"kernel ticks say {ms_ticks:.0f} ms, TSC says {ms_tsc} ms")
     else:
         problems.append(f"only {len(rounds)} rounds completed")
     if not alive:
