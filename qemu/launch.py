@@ -158,6 +158,27 @@ def qemu_command(
     return cmd + extra
 
 
+def _find_prctl():
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _find_prctl()   # looked up before any fork: the child only makes the call
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a child between fork and exec: ask Linux to send SIGTERM when our parent dies,
+    so no emulator outlives the launcher (or the test that started it) when that is
+    killed outright. Where prctl does not exist it does nothing."""
+    if _PRCTL is not None:
+        _PRCTL(PR_SET_PDEATHSIG, signal.SIGTERM)
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("profile", choices=("run", "debug", "test", "check"))
@@ -208,7 +229,7 @@ def main(argv: list[str]) -> int:
             print(f"        Paused for gdb on :1234. In another terminal:\n"
                   f"        gdb {args.elf} -ex 'target remote :1234' -ex continue",
                   file=sys.stderr)
-        proc = subprocess.Popen(cmd)
+        proc = subprocess.Popen(cmd, preexec_fn=die_with_parent)
         # Whoever ends this launcher ends QEMU too: no orphaned emulators.
         for sig in (signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, lambda signum, _frame: proc.send_signal(signum))

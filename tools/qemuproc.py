@@ -6,6 +6,7 @@ whole group can be ended), waits for the socket and connects."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import signal
 import socket
@@ -18,6 +19,18 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH = ROOT / "qemu" / "launch.py"
 IMAGE = ROOT / "build" / "lociOS.img"
+
+
+def _load_launcher():
+    spec = importlib.util.spec_from_file_location("lociOS_launch", LAUNCH)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# The launcher forwards SIGTERM to QEMU; die_with_parent makes the launcher get one if
+# whoever started it is killed, so no emulator is left behind.
+_die_with_parent = _load_launcher().die_with_parent
 
 
 class QemuError(Exception):
@@ -40,7 +53,8 @@ class QemuProcess:
             args += ["--", *extra]
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
-                                         stderr=subprocess.STDOUT, start_new_session=True)
+                                         stderr=subprocess.STDOUT, start_new_session=True,
+                                         preexec_fn=_die_with_parent)
         try:
             self.sock = self._connect(connect_timeout)
         except BaseException:
