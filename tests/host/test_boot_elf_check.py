@@ -352,7 +352,7 @@ def _asan_driver():
     root = Path(__file__).resolve().parents[2]
     boot, host_build = root / "boot", root / "build" / "host"
     if shutil.which("gcc") is None:
-        pytest.skip("gcc not installed")
+        pytest.fail("gcc not installed: run make setup")
     src = host_build / "elf_check_asan.c"
     exe = host_build / "elf_check_asan"
     host_build.mkdir(parents=True, exist_ok=True)
@@ -362,7 +362,7 @@ def _asan_driver():
                         str(boot / "elf_check.c"), str(boot / "fmt.c"), "-o", str(exe)],
                        capture_output=True, text=True)
     if p.returncode != 0:
-        pytest.skip("cannot build with -fsanitize=address: " + p.stderr[-300:])
+        pytest.fail("cannot build with -fsanitize=address: " + p.stderr[-300:])
     return exe
 
 

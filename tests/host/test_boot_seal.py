@@ -79,10 +79,10 @@ def test_missing_input_file_is_a_clear_error(tmp_path):
 @pytest.fixture(scope="module")
 def real_unsealed_loader():
     if shutil.which("gcc") is None or not Path("/usr/include/efi/efi.h").exists():
-        pytest.skip("gnu-efi is not installed")
+        pytest.fail("gnu-efi is not installed: run make setup")
     mp = ROOT / "build" / "micropython-1.25.0" / "lib" / "crypto-algorithms" / "sha256.c"
     if not mp.exists():
-        pytest.skip("MicroPython source not unpacked (make setup)")
+        pytest.fail("MicroPython source not unpacked: run make setup")
     p = subprocess.run(["make", "--no-print-directory", "-f", "boot/boot.mk", "boot-loader"],
                        cwd=ROOT, capture_output=True, text=True)
     assert p.returncode == 0, p.stdout + p.stderr
