@@ -51,13 +51,13 @@ include vm/verifier.mk
 include tests/upstream/upstream.mk
 
 # ---- MicroPython port ----------------------------------------------------------------
-# The port's own make knows its dependencies, so it always runs; the library's mtime
-# changes only when it rebuilt something, and the kernel relinks only then.
+# The port's own make knows its dependencies, so it always runs; asked for the archive
+# itself, it rewrites it only when an object changed, and the kernel relinks only then.
 .PHONY: FORCE
 $(PORT_LIB): $(SETUP_STAMP) FORCE
 	@$(MAKE) --no-print-directory -C port \
 		BUILD=$(abspath $(BUILD)/port) MICROPY_DIR=$(abspath $(MICROPY_DIR)) \
-		KERNEL_INC=$(abspath kernel) lib
+		KERNEL_INC=$(abspath kernel) $(abspath $(PORT_LIB))
 
 # ---- Final kernel link, in two stages --------------------------------------------------
 # Stage 1 links with an empty symbol table; tools/symtab.py turns its symbols into a
