@@ -77,7 +77,7 @@ def test_bad_elf_sealed_with_its_own_digest_is_refused_by_elf_rules(tmp_path, ki
         data = KERNEL.read_bytes()[:3000]
     bad = tmp_path / "kernel.elf"
     bad.write_bytes(data)
-    text = console_until(make_image(tmp_path, bad, bad), r"ELF_ERR_\w+: [^\r\n]+", tmp_path)
+    text = console_until(make_image(tmp_path, bad, bad), r"ELF_ERR_\w+: [^\r\n]+\r?\n", tmp_path)
     assert "refused" in text and "ELF rules" in text, text
     rule = "ELF_ERR_MAGIC" if kind == "garbage" else "ELF_ERR_"
     assert rule in text, text
@@ -85,5 +85,5 @@ def test_bad_elf_sealed_with_its_own_digest_is_refused_by_elf_rules(tmp_path, ki
 
 def test_missing_kernel_file_is_reported(tmp_path):
     text = console_until(make_image(tmp_path, None, KERNEL),
-                         r"KERNEL\.ELF not found on the volume[^\r\n]*", tmp_path)
+                         r"KERNEL\.ELF not found on the volume[^\r\n]*\r?\n", tmp_path)
     assert "error" in text, text

@@ -63,7 +63,7 @@ def test_options_file_that_is_not_text_is_refused(tmp_path):
     image = image_with_options(tmp_path, b"heap_percent=50\x01")
     g = Guest(image)
     try:
-        idx = g.child.expect([rb"OPTIONS\.TXT refused: [^\r\n]+", rb">>> "], timeout=90)
+        idx = g.child.expect([rb"OPTIONS\.TXT refused: [^\r\n]+\r?\n", rb">>> "], timeout=90)
         text = clean(g.child.before + g.child.after)
     finally:
         g.close()
