@@ -48,25 +48,8 @@ def _size(code: bytes, p: int) -> int:
     return q - p
 
 
-def _start(code: bytes) -> int:
-    p = 0
-    while code[p] & 0x80:
-        p += 1
-    p += 1
-    n_info = n_cell = shift = 0
-    while True:
-        z = code[p]
-        p += 1
-        n_cell |= (z & 1) << shift
-        n_info |= ((z & 0x7E) >> 1) << (6 * shift)
-        shift += 1
-        if not z & 0x80:
-            break
-    return p + n_info + n_cell
-
-
 def _insns(code: bytes) -> list[int]:
-    out, p = [], _start(code)
+    out, p = [], H.opcodes_start(code)
     while p < len(code) and any(code[p:]):
         out.append(p)
         p += _size(code, p)

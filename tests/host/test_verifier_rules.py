@@ -25,27 +25,9 @@ def compile_fn(src: str, index: int = 0):
     return mpy, mpy.root.children[index]
 
 
-def opcodes_start(code: bytes) -> int:
-    """Offset of the first opcode: past the signature, size and info/cell sections."""
-    p = 0
-    while code[p] & 0x80:
-        p += 1
-    p += 1
-    n_info = n_cell = shift = 0
-    while True:
-        z = code[p]
-        p += 1
-        n_cell |= (z & 1) << shift
-        n_info |= ((z & 0x7E) >> 1) << (6 * shift)
-        shift += 1
-        if not z & 0x80:
-            break
-    return p + n_info + n_cell
-
-
 def find(code: bytes, opcode: int) -> int:
     """First offset holding opcode, scanning instruction by instruction."""
-    p = opcodes_start(code)
+    p = H.opcodes_start(code)
     while p < len(code):
         op = code[p]
         if op == opcode:
@@ -149,7 +131,7 @@ def test_flow_fall_off_the_end():
 def test_stack_underflow():
     mpy, rc = compile_fn(ADD)
     code = bytearray(rc.code)
-    start = opcodes_start(code)
+    start = H.opcodes_start(code)
     code[start] = 0x59  # first LOAD_FAST -> POP_TOP on an empty stack
     v = verdict(mpy, rc, bytes(code))
     assert v.rule == RULE["stack"] and "pops below the stack" in v.msg

@@ -216,6 +216,25 @@ def parse_mpy(data: bytes) -> Mpy:
     return Mpy(qstrs, n_obj, _raw_code(r), kinds)
 
 
+def opcodes_start(code: bytes) -> int:
+    """Offset of a bytecode function's first opcode: past the signature, the size
+    (n_info, n_cell) var-uints and the info and cell sections."""
+    p = 0
+    while code[p] & 0x80:
+        p += 1
+    p += 1
+    n_info = n_cell = shift = 0
+    while True:
+        z = code[p]
+        p += 1
+        n_cell |= (z & 1) << shift
+        n_info |= ((z & 0x7E) >> 1) << (6 * shift)
+        shift += 1
+        if not z & 0x80:
+            break
+    return p + n_info + n_cell
+
+
 def mpy_cross(source: str | Path, name: str = "<src>.py") -> bytes:
     """Compiles Python source text (or a file) to .mpy bytes with the tree's mpy-cross."""
     with tempfile.TemporaryDirectory() as tmp:
