@@ -48,15 +48,17 @@ include kernel/kernel.mk
 include boot/boot.mk
 include loci/field.mk
 include vm/verifier.mk
+include vm/patches.mk
 include tests/upstream/upstream.mk
 
 # ---- MicroPython port ----------------------------------------------------------------
 # The port's own make knows its dependencies, so it always runs; asked for the archive
 # itself, it rewrites it only when an object changed, and the kernel relinks only then.
+# It builds from the patched VM tree (vm/patches.mk), not the pristine one.
 .PHONY: FORCE
-$(PORT_LIB): $(SETUP_STAMP) FORCE
+$(PORT_LIB): $(SETUP_STAMP) $(VM_PATCH_STAMP) FORCE
 	@$(MAKE) --no-print-directory -C port \
-		BUILD=$(abspath $(BUILD)/port) MICROPY_DIR=$(abspath $(MICROPY_DIR)) \
+		BUILD=$(abspath $(BUILD)/port) MICROPY_DIR=$(abspath $(VM_MICROPY_DIR)) \
 		KERNEL_INC=$(abspath kernel) $(abspath $(PORT_LIB))
 
 # ---- Final kernel link, in two stages --------------------------------------------------

@@ -86,3 +86,50 @@ def test_replacements(guest):
 
 def test_not_bytecode_is_a_type_error(guest):
     assert "TypeError" in guest.run("vm.verify(print)")
+
+
+LOCUS_SRC = '''
+SEEN = 0
+def step(ctx):
+    global SEEN
+    SEEN += 1
+    return [c for c in range(3) if c > LIMIT], len(ctx.mem)
+def init(ctx):
+    global OLD
+    del OLD
+'''
+
+
+def test_names_and_verify_of_a_compiled_module(guest):
+    # A code object as compile() returns it, the form the Locus runtime verifies.
+    guest.paste(f"src = {LOCUS_SRC!r}\nco = compile(src, 'locus', 'exec')")
+    assert guest.eval("vm.names(co)") == (
+        "(('LIMIT', 'SEEN', 'len', 'range'), ('SEEN', 'init', 'step'), ('OLD',))")
+    assert guest.eval("vm.verify(co, 'locus')") == "4"  # module, step, listcomp, init
+    assert guest.eval("vm.stats(co, 'trusted')[0], vm.check(co)") == "(4, None)"
+    assert "TypeError" in guest.run("vm.names(len)")
+
+
+def test_private_attribute_refused_by_locus(guest):
+    guest.paste("pco = compile('def f(ctx):\\n    return ctx._caps\\n', 'p', 'exec')")
+    msg = guest.eval("vm.check(pco)")
+    assert re.fullmatch(r"'verify: offset 0x[0-9a-f]+ LOAD_ATTR '_caps' not permitted by "
+                        r"profile 'locus' \(rule 7: profile\)'", msg.replace('"', "'")), msg
+    assert guest.eval("print(vm.check(pco, 'trusted'))") == "None"
+    err = guest.run("vm.names(pco), vm.verify(pco)")
+    assert "ValueError: verify: offset" in err and "'_caps'" in err, err
+
+
+def test_patched_vm_checks_super_and_import_star_operands(guest):
+    # vm/patches/0002: wrong operands are a TypeError, not a VM crash.
+    guest.paste("class A:\n    def go(self):\n        return 1\n"
+                "class B(A):\n    def go(self):\n        return super().go()\n")
+    assert guest.eval("B().go()") == "1"
+    err = guest.run("B.go(5)")
+    assert "TypeError: super() argument 2 must be an instance or subtype" in err, err
+    assert guest.eval("print(vm.check(B.go, 'locus'))") == "None"
+    guest.paste("import builtins\nreal_import = builtins.__import__\n"
+                "builtins.__import__ = lambda *a: 5\n"
+                "try:\n    exec('from math import *')\nexcept TypeError as e:\n"
+                "    star = repr(e)\nfinally:\n    builtins.__import__ = real_import\n")
+    assert guest.eval("star") == "\"TypeError('import * needs a module',)\"", guest.eval("star")

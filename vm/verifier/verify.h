@@ -73,8 +73,7 @@ typedef struct vrf_profile {
     uint8_t op_deny[32];            // bit (op & 7) of op_deny[op >> 3]: opcode refused
     const char *const *imports;     // allowed import names, NULL-terminated; NULL: any
     const char *const *names_deny;  // global/builtin names refused, NULL-terminated
-    const char *const *attrs_allow; // dunder attribute names still allowed
-    uint8_t deny_dunder_attrs;      // refuse attribute access to any __x__ not allowed
+    uint8_t deny_private_attrs;     // refuse every attribute name starting with '_'
     uint8_t deny_closures;          // refuse MAKE_CLOSURE*, LOAD/STORE_DEREF
 } vrf_profile_t;
 
@@ -97,7 +96,7 @@ typedef struct vrf_result {
 } vrf_result_t;
 
 // Built-in profiles: "trusted" (structure only) and "locus" (no hardware, no imports
-// outside a short allow-list, no dunder attribute chains, no eval/exec/compile).
+// outside a short allow-list, no attribute named '_...', no eval/exec/compile).
 extern const vrf_profile_t vrf_profile_trusted;
 extern const vrf_profile_t vrf_profile_locus;
 const vrf_profile_t *vrf_profile_find(const char *name);
@@ -115,6 +114,14 @@ int vrf_verify_replacement(const vrf_fn_t *new_fn, const vrf_fn_t *orig,
 // fills *out, -1 if it never makes child i (it cannot run), -2 if it makes it in two
 // different ways (refused: one child, one proof).
 int vrf_child(uint32_t child, vrf_child_t *out);
+
+// After a successful vrf_verify_fn(fn, ..., res), before the next call: the next
+// instruction at or after *off with a qstr operand (LOAD_NAME, LOAD_ATTR, IMPORT_NAME,
+// ...), among those reachable from the entry (dead code cannot run and is skipped).
+// Returns 1 with *op and *q (< fn->n_qstr) set and *off moved past it, or 0 when there
+// is none. Start with *off = 0.
+int vrf_next_qstr(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, int *op,
+    uint32_t *q);
 
 // Name of an opcode ("LOAD_GLOBAL", "BINARY_OP"), or "?" for bytes the VM lacks.
 const char *vrf_opcode_name(int op);

@@ -5,9 +5,11 @@
 
 #include "vrf_internal.h"
 
+// Pure modules without shared state or unbounded C loops: not `time` (sleep stops the
+// whole mesh where no budget hook runs), `random` (one global state: a channel between
+// Loci, and runs no longer reproducible from the mesh seed) or `re` (backtracking in C).
 static const char *const locus_imports[] = {
-    "math", "time", "random", "struct", "collections", "heapq", "json", "re", "binascii",
-    "errno", "array", NULL,
+    "math", "struct", "collections", "heapq", "json", "binascii", "errno", "array", NULL,
 };
 
 // Names that reach hardware, the kernel, the import machinery or dynamic code.
@@ -17,28 +19,21 @@ static const char *const locus_names_deny[] = {
     "__build_class__", NULL,
 };
 
-static const char *const locus_attrs_allow[] = {
-    "__init__", "__enter__", "__exit__", "__iter__", "__next__", "__len__", "__name__",
-    "__repr__", "__str__", "__eq__", "__hash__", "__contains__", "__getitem__",
-    "__setitem__", NULL,
-};
-
-#define DENY(op) [(op) >> 3] = (uint8_t)(1u << ((op) & 7))
-
 const vrf_profile_t vrf_profile_trusted = {
     .name = "trusted",
 };
 
+// No opcode is denied: IMPORT_STAR and LOAD_SUPER_METHOD, which the unpatched VM
+// trusted with their operands, check them since vm/patches/0002.
+// Attributes: none starting with '_', so that private fields of the objects handed to
+// a Locus (its ctx) and every dunder chain (__class__, __globals__, __dict__) are out
+// of reach. No exception list: calling super().__init__() or x.__init__ re-runs a
+// constructor on a live object, and nothing a Locus needs is spelled with '_'.
 const vrf_profile_t vrf_profile_locus = {
     .name = "locus",
-    // IMPORT_STAR trusts its operand to be a module and LOAD_SUPER_METHOD its class
-    // operand to be a type (py/runtime.c, py/objtype.c assert only): until the VM
-    // checks them, code under this profile may not use them.
-    .op_deny = { DENY(OP_IMPORT_STAR), DENY(OP_LOAD_SUPER_METHOD) },
     .imports = locus_imports,
     .names_deny = locus_names_deny,
-    .attrs_allow = locus_attrs_allow,
-    .deny_dunder_attrs = 1,
+    .deny_private_attrs = 1,
 };
 
 const vrf_profile_t *vrf_profile_find(const char *name) {
@@ -87,7 +82,7 @@ const char *vrf_profile_check(const vrf_fn_t *fn, const vrf_profile_t *prof,
     const char *s = fn->qstr ? fn->qstr(fn->ctx, in->arg, &n) : NULL;
     if (s == NULL) {
         // Without names no name-based rule can be proved: refuse unless unrestricted.
-        if (prof->names_deny || prof->imports || prof->deny_dunder_attrs) {
+        if (prof->names_deny || prof->imports || prof->deny_private_attrs) {
             return "qstr has no text to check against the profile";
         }
         return 0;
@@ -96,6 +91,10 @@ const char *vrf_profile_check(const vrf_fn_t *fn, const vrf_profile_t *prof,
     switch (op) {
         case OP_LOAD_NAME: case OP_LOAD_GLOBAL: case OP_STORE_NAME: case OP_STORE_GLOBAL:
         case OP_DELETE_NAME: case OP_DELETE_GLOBAL: case OP_IMPORT_FROM:
+            // `from m import _x` reads an attribute of module m.
+            if (op == OP_IMPORT_FROM && prof->deny_private_attrs && n > 0 && s[0] == '_') {
+                return "not permitted by profile";
+            }
             if (prof->names_deny && in_list(prof->names_deny, s, n)) {
                 return "not permitted by profile";
             }
@@ -120,10 +119,10 @@ const char *vrf_profile_check(const vrf_fn_t *fn, const vrf_profile_t *prof,
             }
             return 0;
         }
+        // STORE_ATTR also deletes (del x.a stores NULL): the opcodes that take an
+        // attribute name are these four.
         case OP_LOAD_ATTR: case OP_STORE_ATTR: case OP_LOAD_METHOD: case OP_LOAD_SUPER_METHOD:
-            if (prof->deny_dunder_attrs && n >= 4 && s[0] == '_' && s[1] == '_'
-                && s[n - 1] == '_' && s[n - 2] == '_'
-                && !(prof->attrs_allow && in_list(prof->attrs_allow, s, n))) {
+            if (prof->deny_private_attrs && n > 0 && s[0] == '_') {
                 return "not permitted by profile";
             }
             if (prof->names_deny && in_list(prof->names_deny, s, n)) {

@@ -4,9 +4,13 @@ tests/basics module (byte changes, truncation, jump retargeting, prelude corrupt
 keep the mutants the verifier accepts in full, and run them on MicroPython's unix port
 built with AddressSanitizer, UBSan and the VM's asserts (DEBUG=1). A Python exception is
 fine; a sanitizer report, an assertion or a signal is a soundness failure.
+The oracle is built from the patched tree (vm/patches.mk), the VM LociOS runs.
 
-    soundness.py [N_ACCEPTED] [SEED] [TEXT]   -> build/host/verifier/soundness.json
-    (with TEXT, only the files containing it: "async with" aims at those handlers)
+    soundness.py [--pristine] [N_ACCEPTED] [SEED] [TEXT]  -> build/host/verifier/soundness.json
+    (with TEXT, only the files containing it: "async with" aims at those handlers;
+    --pristine: on an oracle built from the unpatched tree, for comparison)
+    soundness.py --replay [--pristine] FILE.mpy...
+    (runs kept mutants again, on the patched oracle or the pristine one)
 """
 
 from __future__ import annotations
@@ -22,16 +26,25 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import vrf_host as H  # noqa: E402
 
-ORACLE_BUILD = H.OUT / "unix-build"
-ORACLE = ORACLE_BUILD / "micropython"
+PATCHED_DIR = H.ROOT / "build" / "micropython-1.25.0-lociOS"
+ORACLE_BUILD = H.OUT / "unix-build-lociOS"
+PRISTINE_BUILD = H.OUT / "unix-build"
 OUT = H.OUT / "soundness.json"
 FAIL_DIR = H.OUT / "soundness-failures"
 
 
-def build_oracle() -> Path:
+def build_oracle(pristine: bool = False) -> Path:
+    """Builds (if needed) the sanitizer oracle; returns its executable."""
+    if pristine:
+        tree, build = H.MPY_DIR, PRISTINE_BUILD
+    else:
+        # The patched tree is remade by make whenever the patch set changes.
+        subprocess.run(["make", "--no-print-directory", "-C", str(H.ROOT), "vm-patches"],
+                       check=True)
+        tree, build = PATCHED_DIR, ORACLE_BUILD
     subprocess.run(
-        ["make", "-C", str(H.MPY_DIR / "ports" / "unix"), "VARIANT=standard",
-         f"BUILD={ORACLE_BUILD}", "PROG=micropython", "DEBUG=1", "STRIP=",
+        ["make", "-C", str(tree / "ports" / "unix"), "VARIANT=standard",
+         f"BUILD={build}", "PROG=micropython", "DEBUG=1", "STRIP=",
          "MICROPY_PY_BTREE=0", "MICROPY_PY_SSL=0", "MICROPY_SSL_MBEDTLS=0",
          "MICROPY_PY_FFI=0", "FROZEN_MANIFEST=",
          # MicroPython itself passes NULL with length 0 to memcpy and offsets NULL by
@@ -41,7 +54,41 @@ def build_oracle() -> Path:
          "-fno-sanitize=nonnull-attribute,pointer-overflow",
          "LDFLAGS_EXTRA=-fsanitize=address,undefined"],
         check=True, capture_output=True)
-    return ORACLE
+    return build / "micropython"
+
+
+ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0",
+           UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+
+
+def run_mutant(oracle: Path, mpy: bytes) -> tuple[str, int, str]:
+    """Imports mpy on the oracle: ("failure" | "ok" | "python_error" | "timeout", rc, stderr)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "mutant.mpy").write_bytes(mpy)
+        try:
+            p = subprocess.run([str(oracle), "-c", "import mutant"], cwd=tmp, env=ENV,
+                               capture_output=True, timeout=5, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return "timeout", 0, ""
+    err = p.stderr.decode("utf-8", "replace")
+    # A C assert prints "Assertion `...' failed"; Python's AssertionError is a test's
+    # own check failing on mutated code, which is fine.
+    if (p.returncode < 0 or "AddressSanitizer" in err or "runtime error:" in err
+            or "Assertion `" in err):
+        return "failure", p.returncode, err
+    return ("ok" if p.returncode == 0 else "python_error"), p.returncode, err
+
+
+def replay(args: list[str]) -> None:
+    pristine = "--pristine" in args
+    oracle = build_oracle(pristine)
+    for f in (a for a in args if a != "--pristine"):
+        data = Path(f).read_bytes()
+        verdicts = H.verify_mpy(H.parse_mpy(data))
+        kind, rc, err = run_mutant(oracle, data)
+        last = err.strip().splitlines()[-1] if err.strip() else ""
+        print(f"{Path(f).name}: verifier {'accepts' if all(v.ok for v in verdicts) else 'refuses'}"
+              f", {'pristine' if pristine else 'patched'} oracle: {kind} (rc {rc}) {last}")
 
 
 def _uint(v: int) -> bytes:
@@ -112,57 +159,47 @@ def functions(rc: H.RawCode) -> list[H.RawCode]:
 
 
 def main() -> None:
-    want = int(sys.argv[1]) if len(sys.argv) > 1 else 300
-    rng = random.Random(int(sys.argv[2]) if len(sys.argv) > 2 else 1)
-    build_oracle()
-    only = sys.argv[3] if len(sys.argv) > 3 else ""
+    if sys.argv[1:2] == ["--replay"]:
+        replay(sys.argv[2:])
+        return
+    pristine = "--pristine" in sys.argv
+    argv = [a for a in sys.argv if a != "--pristine"]
+    want = int(argv[1]) if len(argv) > 1 else 300
+    rng = random.Random(int(argv[2]) if len(argv) > 2 else 1)
+    oracle = build_oracle(pristine)
+    only = argv[3] if len(argv) > 3 else ""
     files = [f for f in sorted((H.MPY_DIR / "tests" / "basics").glob("*.py"))
              if only in f.read_text()]
     mods = [(f, H.mpy_cross(f, f.name)) for f in files]
-    env = dict(os.environ, ASAN_OPTIONS="detect_leaks=0",
-               UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
     stats = {"tried": 0, "accepted": 0, "ran_ok": 0, "python_error": 0, "timeout": 0,
              "failures": 0}
     failures = []
-    with tempfile.TemporaryDirectory() as tmp:
-        while stats["accepted"] < want and stats["tried"] < want * 400:
-            f, data = rng.choice(mods)
-            mpy = H.parse_mpy(data)
-            target = rng.choice(functions(mpy.root))
-            new = mutate(target.code, rng)
-            stats["tried"] += 1
-            if new == target.code or not new:
-                continue
-            target.code = new
-            if not all(v.ok for v in H.verify_mpy(mpy)):
-                continue
-            stats["accepted"] += 1
-            path = Path(tmp) / "mutant.mpy"
-            path.write_bytes(serialize(data, mpy.root))
-            try:
-                p = subprocess.run([str(ORACLE), "-c", "import mutant"], cwd=tmp, env=env,
-                                   capture_output=True, timeout=5, stdin=subprocess.DEVNULL)
-            except subprocess.TimeoutExpired:
-                stats["timeout"] += 1
-                continue
-            err = p.stderr.decode("utf-8", "replace")
-            # A C assert prints "Assertion `...' failed"; Python's AssertionError is a
-            # test's own check failing on mutated code, which is fine.
-            bad = (p.returncode < 0 or "AddressSanitizer" in err or "runtime error:" in err
-                   or "Assertion `" in err)
-            if bad:
-                stats["failures"] += 1
-                FAIL_DIR.mkdir(parents=True, exist_ok=True)
-                keep = FAIL_DIR / f"{f.stem}-{stats['accepted']}.mpy"
-                keep.write_bytes(path.read_bytes())
-                failures.append({"file": f.name, "mpy": str(keep), "rc": p.returncode,
-                                 "stderr": err[-600:]})
-            elif p.returncode == 0:
-                stats["ran_ok"] += 1
-            else:
-                stats["python_error"] += 1
+    while stats["accepted"] < want and stats["tried"] < want * 400:
+        f, data = rng.choice(mods)
+        mpy = H.parse_mpy(data)
+        target = rng.choice(functions(mpy.root))
+        new = mutate(target.code, rng)
+        stats["tried"] += 1
+        if new == target.code or not new:
+            continue
+        target.code = new
+        if not all(v.ok for v in H.verify_mpy(mpy)):
+            continue
+        stats["accepted"] += 1
+        mutant = serialize(data, mpy.root)
+        kind, rc, err = run_mutant(oracle, mutant)
+        if kind == "failure":
+            stats["failures"] += 1
+            FAIL_DIR.mkdir(parents=True, exist_ok=True)
+            keep = FAIL_DIR / f"{f.stem}-{stats['accepted']}{'-pristine' * pristine}.mpy"
+            keep.write_bytes(mutant)
+            failures.append({"file": f.name, "mpy": str(keep), "rc": rc,
+                             "stderr": err[-600:]})
+        else:
+            stats[{"ok": "ran_ok"}.get(kind, kind)] += 1
     result = {**stats, "failures_detail": failures}
-    OUT.write_text(json.dumps(result, indent=1) + "\n")
+    out = OUT.with_name("soundness-pristine.json") if pristine else OUT
+    out.write_text(json.dumps(result, indent=1) + "\n")
     print(json.dumps(stats))
     for fl in failures[:5]:
         print(fl["file"], fl["rc"], fl["stderr"][-300:])

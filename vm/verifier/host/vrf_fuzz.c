@@ -145,6 +145,16 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "accepted with a message\n");
                 return 1;
             }
+            // vm.names() reads qstr operands back: each in range, offsets increasing.
+            uint32_t off = 0, prev = 0, q;
+            int op;
+            while (vrf_next_qstr(&fn, &res, &off, &op, &q)) {
+                if (q >= fn.n_qstr || off <= prev || off > res.end) {
+                    fprintf(stderr, "vrf_next_qstr: operand %u at %u out of bounds\n", q, off);
+                    return 1;
+                }
+                prev = off;
+            }
         } else {
             rejected++;
             if (strncmp(res.msg, "verify: offset 0x", 17) != 0) {

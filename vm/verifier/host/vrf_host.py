@@ -35,7 +35,7 @@ typedef struct vrf_child { int16_t n_free; int16_t n_defaults; int8_t kw_default
     uint8_t class_body; } vrf_child_t;
 typedef struct vrf_profile { const char *name; uint8_t op_deny[32];
     const char *const *imports; const char *const *names_deny;
-    const char *const *attrs_allow; uint8_t deny_dunder_attrs; uint8_t deny_closures;
+    uint8_t deny_private_attrs; uint8_t deny_closures;
 } vrf_profile_t;
 typedef struct vrf_result { int rule; uint32_t offset; int opcode; uint32_t max_depth;
     uint32_t max_blocks; uint32_t n_locals; uint32_t n_state; uint32_t n_exc_stack;
@@ -49,6 +49,8 @@ int vrf_verify_fn(const vrf_fn_t *fn, const vrf_profile_t *profile, vrf_result_t
 int vrf_verify_replacement(const vrf_fn_t *new_fn, const vrf_fn_t *orig,
     const vrf_profile_t *profile, vrf_result_t *res);
 int vrf_child(uint32_t child, vrf_child_t *out);
+int vrf_next_qstr(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, int *op,
+    uint32_t *q);
 const char *vrf_opcode_name(int op);
 const char *vrf_table_qstr(void *ctx, uint32_t q, size_t *len);
 """
@@ -312,9 +314,11 @@ def profile(name: str):
 def verify_code(code: bytes, qstrs: list[str] | None = None, n_obj: int = 0,
                 n_children: int = 0, n_free: int = 0, prof: str = "trusted",
                 table: Table | None = None, bound: bool = False,
-                made: Made | None = None) -> tuple[Verdict, list[Made]]:
+                made: Made | None = None,
+                qstr_ops: list[tuple[int, int]] | None = None) -> tuple[Verdict, list[Made]]:
     """Verifies one function (made by its parent as made, else a root with n_free);
-    returns the verdict and how it makes each child."""
+    returns the verdict and how it makes each child. With qstr_ops, a verified
+    function's (opcode, qstr index) operands are appended to it (vrf_next_qstr)."""
     m = lib()
     if table is None and qstrs is not None:
         table = Table(qstrs)
@@ -324,6 +328,10 @@ def verify_code(code: bytes, qstrs: list[str] | None = None, n_obj: int = 0,
     res = m.ffi.new("vrf_result_t *")
     rule = m.lib.vrf_verify_fn(fn, profile(prof), res)
     frees = []
+    if rule == 0 and qstr_ops is not None:
+        off, op, q = m.ffi.new("uint32_t *"), m.ffi.new("int *"), m.ffi.new("uint32_t *")
+        while m.lib.vrf_next_qstr(fn, res, off, op, q):
+            qstr_ops.append((op[0], q[0]))
     if rule == 0:
         ch = m.ffi.new("vrf_child_t *")
         for i in range(n_children):
@@ -335,17 +343,20 @@ def verify_code(code: bytes, qstrs: list[str] | None = None, n_obj: int = 0,
     return v, frees
 
 
-def verify_mpy(mpy: Mpy, prof: str = "trusted", pad: bytes = b"") -> list[Verdict]:
+def verify_mpy(mpy: Mpy, prof: str = "trusted", pad: bytes = b"",
+               qstr_ops: list[tuple[int, int]] | None = None) -> list[Verdict]:
     """Verifies every function of a module, parents first; children get the n_free their
     parent's MAKE_CLOSURE passes. A child its parent never makes (dead code) cannot run
     and is skipped.
-    With pad, each function is followed by pad and verified with len as a bound only."""
+    With pad, each function is followed by pad and verified with len as a bound only.
+    With qstr_ops, every verified function's (opcode, qstr index) operands go there."""
     table = Table(mpy.qstrs, mpy.obj_kinds)
     out: list[Verdict] = []
 
     def walk(rc: RawCode, path: str, made: Made) -> None:
         v, frees = verify_code(rc.code + pad, mpy.qstrs, mpy.n_obj, len(rc.children),
-                               0, prof, table, bound=bool(pad), made=made)
+                               0, prof, table, bound=bool(pad), made=made,
+                               qstr_ops=qstr_ops)
         v.path = path
         out.append(v)
         if not v.ok:
@@ -361,6 +372,25 @@ def verify_mpy(mpy: Mpy, prof: str = "trusted", pad: bytes = b"") -> list[Verdic
 
     walk(mpy.root, "<module>", ROOT_MADE)
     return out
+
+
+# Opcodes vm.names() sorts into loaded, stored and deleted global names (py/bc0.h).
+NAME_OPS = {0x11: 0, 0x12: 0, 0x16: 1, 0x17: 1, 0x19: 2, 0x1A: 2}
+
+
+def names_mpy(mpy: Mpy) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """What vm.names() answers for a module: (loaded, stored, deleted) global names
+    over every function, sorted; ValueError with the verifier's message when the code
+    does not verify structurally (profile 'trusted')."""
+    ops: list[tuple[int, int]] = []
+    for v in verify_mpy(mpy, "trusted", qstr_ops=ops):
+        if not v.ok:
+            raise ValueError(v.msg)
+    sets: tuple[set[str], set[str], set[str]] = (set(), set(), set())
+    for op, q in ops:
+        if op in NAME_OPS:
+            sets[NAME_OPS[op]].add(mpy.qstrs[q])
+    return tuple(tuple(sorted(x)) for x in sets)  # type: ignore[return-value]
 
 
 def corpus_records(mpy: Mpy) -> bytes:

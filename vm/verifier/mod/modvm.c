@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
 // `vm`: the bytecode verifier for Python code in the image. vm.verify(fn, profile)
-// proves a function and, recursively, the children it makes; vm.check returns the
-// rejection message instead of raising; vm.check_replacement vets rewritten bytecode.
+// proves a function (or a compiled code object) and, recursively, the children it
+// makes; vm.check returns the rejection message instead of raising; vm.names lists the
+// global names code uses; vm.check_replacement vets rewritten bytecode.
 #include <string.h>
 
 #include "py/bc.h"
+#include "py/bc0.h"
+#include "py/builtin.h"
 #include "py/emitglue.h"
 #include "py/gc.h"
 #include "py/mpstate.h"
+#include "py/objcode.h"
 #include "py/objfun.h"
+#include "py/objlist.h"
 #include "py/objstr.h"
 #include "py/runtime.h"
 
@@ -27,6 +32,13 @@ typedef struct {
     mp_obj_t self;
 } vm_bound_meth_t;
 extern const mp_obj_type_t mp_type_closure;
+
+// Code objects (compile(src, name, 'exec')) come in two layouts (py/objcode.h): BASIC
+// holds the module's constants and proto-fun, MINIMUM a module function.
+#if MICROPY_PY_BUILTINS_CODE != MICROPY_PY_BUILTINS_CODE_BASIC \
+    && MICROPY_PY_BUILTINS_CODE != MICROPY_PY_BUILTINS_CODE_MINIMUM
+#error "vm: code objects are read in the MINIMUM or BASIC layout only"
+#endif
 
 // Heap tables are sized by their GC block; frozen ones (in the image) are not sized at
 // run time, so their indices are bounded only by this and the code is trusted there.
@@ -49,23 +61,25 @@ static size_t qstr_count(void) {
     return pool->total_prev_len + pool->len;
 }
 
-static const char *vm_qstr(void *ctx, uint32_t q, size_t *len) {
-    const mp_module_context_t *cm = ctx;
-    const qstr_short_t *table = cm->constants.qstr_table;
+// The qstr behind operand q of code with constants k, or MP_QSTRnull if none.
+static qstr vm_qstr_id(const mp_module_constants_t *k, uint32_t q) {
+    const qstr_short_t *table = k->qstr_table;
     size_t n = heap_bytes(table);
     if (n && q >= n / sizeof(qstr_short_t)) {
-        return NULL;
+        return MP_QSTRnull;
     }
     qstr qs = table[q];
-    if (qs == MP_QSTRnull || qs >= qstr_count()) {
-        return NULL;
-    }
-    return (const char *)qstr_data(qs, len);
+    return qs >= qstr_count() ? MP_QSTRnull : qs;
+}
+
+static const char *vm_qstr(void *ctx, uint32_t q, size_t *len) {
+    qstr qs = vm_qstr_id(ctx, q);
+    return qs == MP_QSTRnull ? NULL : (const char *)qstr_data(qs, len);
 }
 
 static int vm_obj_kind(void *ctx, uint32_t i) {
-    const mp_module_context_t *cm = ctx;
-    mp_obj_t o = cm->constants.obj_table[i];
+    const mp_module_constants_t *k = ctx;
+    mp_obj_t o = k->obj_table[i];
     if (o == MP_OBJ_NULL) {
         return VRF_OBJ_INVALID;
     }
@@ -78,26 +92,26 @@ static int vm_obj_kind(void *ctx, uint32_t i) {
     return VRF_OBJ_OTHER;
 }
 
-// Fills fn for bytecode code in context cm with children table children.
+// Fills fn for bytecode code with module constants k and children table children.
 static void describe(vrf_fn_t *fn, const byte *code, size_t code_len,
-    const mp_module_context_t *cm, mp_raw_code_t *const *children, const vrf_child_t *made) {
+    const mp_module_constants_t *k, mp_raw_code_t *const *children, const vrf_child_t *made) {
     memset(fn, 0, sizeof(*fn));
     fn->code = code;
     size_t n = code_len ? code_len : heap_bytes(code);
     fn->len = n ? n : VRF_MAX_CODE;
     fn->len_is_bound = n == 0;
-    size_t qn = heap_bytes(cm->constants.qstr_table);
+    size_t qn = heap_bytes(k->qstr_table);
     fn->n_qstr = qn ? (uint32_t)(qn / sizeof(qstr_short_t)) : VM_UNSIZED;
-    size_t on = heap_bytes(cm->constants.obj_table);
-    fn->n_obj = on ? (uint32_t)(on / sizeof(mp_obj_t)) : (cm->constants.obj_table ? VM_UNSIZED : 0);
+    size_t on = heap_bytes(k->obj_table);
+    fn->n_obj = on ? (uint32_t)(on / sizeof(mp_obj_t)) : (k->obj_table ? VM_UNSIZED : 0);
     size_t cn = heap_bytes(children);
     if (cn) {
         // Only the leading non-NULL entries are children; the rest is block slack.
-        uint32_t k = 0;
-        while (k < cn / sizeof(void *) && children[k] != NULL) {
-            k++;
+        uint32_t c = 0;
+        while (c < cn / sizeof(void *) && children[c] != NULL) {
+            c++;
         }
-        fn->n_children = k;
+        fn->n_children = c;
     } else {
         fn->n_children = children ? VM_UNSIZED : 0;
     }
@@ -107,8 +121,10 @@ static void describe(vrf_fn_t *fn, const byte *code, size_t code_len,
     fn->kw_defaults = made->kw_defaults;
     fn->qstr = vm_qstr;
     fn->obj_kind = vm_obj_kind;
-    fn->ctx = (void *)cm;
+    fn->ctx = (void *)k;
 }
+
+enum { NAMES_LOADED, NAMES_STORED, NAMES_DELETED, NAMES_N };
 
 typedef struct {
     const vrf_profile_t *prof;
@@ -116,7 +132,36 @@ typedef struct {
     uint32_t functions;
     uint32_t bytes;    // decoded, over all functions
     uint32_t insns;
+    mp_obj_t names[NAMES_N];  // sets of global names, for vm.names; NULL: not wanted
 } walk_t;
+
+// After fn verified: adds the global names its instructions use to w->names.
+static void collect_names(walk_t *w, const vrf_fn_t *fn) {
+    uint32_t off = 0, q;
+    int op;
+    while (vrf_next_qstr(fn, &w->res, &off, &op, &q)) {
+        size_t which;
+        switch (op) {
+            case MP_BC_LOAD_NAME: case MP_BC_LOAD_GLOBAL:
+                which = NAMES_LOADED;
+                break;
+            case MP_BC_STORE_NAME: case MP_BC_STORE_GLOBAL:
+                which = NAMES_STORED;
+                break;
+            case MP_BC_DELETE_NAME: case MP_BC_DELETE_GLOBAL:
+                which = NAMES_DELETED;
+                break;
+            default:
+                continue;
+        }
+        qstr qs = vm_qstr_id(fn->ctx, q);
+        if (qs == MP_QSTRnull) {
+            // Verified code names only valid qstrs; frozen tables are trusted.
+            mp_raise_ValueError(MP_ERROR_TEXT("verify: name operand is not a qstr"));
+        }
+        mp_obj_set_store(w->names[which], MP_OBJ_NEW_QSTR(qs));
+    }
+}
 
 // Verifies fn and every child it makes, depth first. Returns 0 or a rule number.
 static int walk(walk_t *w, vrf_fn_t *fn, mp_raw_code_t *const *children, uint32_t depth) {
@@ -132,6 +177,9 @@ static int walk(walk_t *w, vrf_fn_t *fn, mp_raw_code_t *const *children, uint32_
     w->functions++;
     w->bytes += w->res.n_bytes;
     w->insns += w->res.n_insns;
+    if (w->names[0] != MP_OBJ_NULL) {
+        collect_names(w, fn);  // before a child's verification reuses the tables
+    }
     uint32_t n = fn->n_children == VM_UNSIZED ? 0 : fn->n_children;
     vrf_child_t how;
     if (fn->n_children == VM_UNSIZED) {
@@ -151,7 +199,7 @@ static int walk(walk_t *w, vrf_fn_t *fn, mp_raw_code_t *const *children, uint32_
     for (uint32_t i = 0; i < n; i++) {
         status[i] = (int8_t)vrf_child(i, &made[i]);
     }
-    const mp_module_context_t *cm = fn->ctx;
+    const mp_module_constants_t *k = fn->ctx;
     for (uint32_t i = 0; i < n && r == 0; i++) {
         if (status[i] == -1) {
             continue;  // never made here: it cannot run
@@ -176,7 +224,7 @@ static int walk(walk_t *w, vrf_fn_t *fn, mp_raw_code_t *const *children, uint32_
             break;
         }
         vrf_fn_t child;
-        describe(&child, code, 0, cm, grandchildren, &made[i]);
+        describe(&child, code, 0, k, grandchildren, &made[i]);
         r = walk(w, &child, grandchildren, depth + 1);
     }
     m_del(vrf_child_t, made, n);
@@ -184,21 +232,54 @@ static int walk(walk_t *w, vrf_fn_t *fn, mp_raw_code_t *const *children, uint32_
     return r;
 }
 
-// The bytecode function behind fn (closures and bound methods unwrapped).
-static mp_obj_fun_bc_t *get_fun(mp_obj_t fn, uint32_t *n_free) {
-    *n_free = 0;
+// What the verifier is given: a function's bytecode (closures and bound methods
+// unwrapped) or a code object's module-level bytecode, with its constants and children.
+typedef struct {
+    const byte *bytecode;
+    const mp_module_constants_t *constants;
+    mp_raw_code_t *const *children;
+    uint32_t n_free;
+} target_t;
+
+static void get_target(mp_obj_t fn, target_t *t) {
+    t->n_free = 0;
+    #if MICROPY_PY_BUILTINS_CODE == MICROPY_PY_BUILTINS_CODE_MINIMUM
+    if (mp_obj_is_type(fn, &mp_type_code)) {
+        fn = ((mp_obj_code_t *)MP_OBJ_TO_PTR(fn))->module_fun;
+    }
+    #else
+    if (mp_obj_is_type(fn, &mp_type_code)) {
+        mp_obj_code_t *co = MP_OBJ_TO_PTR(fn);
+        const mp_raw_code_t *rc = mp_code_get_proto_fun(co);
+        t->constants = mp_code_get_constants(co);
+        // As in walk(): a bare bytecode pointer (frozen, no children) or a raw code.
+        if (mp_proto_fun_is_bytecode(rc)) {
+            t->bytecode = (const byte *)rc;
+            t->children = NULL;
+        } else if (rc->kind == MP_CODE_BYTECODE) {
+            t->bytecode = rc->fun_data;
+            t->children = rc->children;
+        } else {
+            mp_raise_TypeError(MP_ERROR_TEXT("code object is not bytecode"));
+        }
+        return;
+    }
+    #endif
     if (mp_obj_is_type(fn, &mp_type_bound_meth)) {
         fn = ((vm_bound_meth_t *)MP_OBJ_TO_PTR(fn))->meth;
     }
     if (mp_obj_is_type(fn, &mp_type_closure)) {
         vm_closure_t *cl = MP_OBJ_TO_PTR(fn);
-        *n_free = (uint32_t)cl->n_closed;
+        t->n_free = (uint32_t)cl->n_closed;
         fn = cl->fun;
     }
     if (!mp_obj_is_type(fn, &mp_type_fun_bc) && !mp_obj_is_type(fn, &mp_type_gen_wrap)) {
-        mp_raise_TypeError(MP_ERROR_TEXT("not a bytecode function"));
+        mp_raise_TypeError(MP_ERROR_TEXT("not a bytecode function or code object"));
     }
-    return MP_OBJ_TO_PTR(fn);
+    mp_obj_fun_bc_t *f = MP_OBJ_TO_PTR(fn);
+    t->bytecode = f->bytecode;
+    t->constants = &f->context->constants;
+    t->children = f->child_table;
 }
 
 static const vrf_profile_t *get_profile(size_t n_args, const mp_obj_t *args, size_t i) {
@@ -211,30 +292,34 @@ static const vrf_profile_t *get_profile(size_t n_args, const mp_obj_t *args, siz
 }
 
 // Verifies fn (or, with code, that bytecode in fn's place); the message or None.
+// names: NAMES_N sets to fill with the global names used (vm.names), or NULL.
 static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace,
-    int stats) {
-    uint32_t n_free;
-    mp_obj_fun_bc_t *f = get_fun(args[0], &n_free);
+    int stats, const mp_obj_t *names) {
+    target_t tg;
+    get_target(args[0], &tg);
     // A root: its defaults were fixed when it was made (by a verified parent, or frozen).
-    vrf_child_t root = { (int16_t)n_free, -1, -1, 0 };
+    vrf_child_t root = { (int16_t)tg.n_free, -1, -1, 0 };
     walk_t *w = m_new_obj(walk_t);
     w->prof = get_profile(n_args, args, 1);
     w->functions = w->bytes = w->insns = 0;
+    for (size_t i = 0; i < NAMES_N; i++) {
+        w->names[i] = names ? names[i] : MP_OBJ_NULL;
+    }
     vrf_fn_t fn;
     int r;
     if (code == mp_const_none) {
-        describe(&fn, f->bytecode, 0, f->context, f->child_table, &root);
-        r = walk(w, &fn, f->child_table, 0);
+        describe(&fn, tg.bytecode, 0, tg.constants, tg.children, &root);
+        r = walk(w, &fn, tg.children, 0);
     } else {
         mp_buffer_info_t buf;
         mp_get_buffer_raise(code, &buf, MP_BUFFER_READ);
-        describe(&fn, buf.buf, buf.len, f->context, f->child_table, &root);
+        describe(&fn, buf.buf, buf.len, tg.constants, tg.children, &root);
         if (replace) {
             vrf_fn_t orig;
-            describe(&orig, f->bytecode, 0, f->context, f->child_table, &root);
+            describe(&orig, tg.bytecode, 0, tg.constants, tg.children, &root);
             r = vrf_verify_replacement(&fn, &orig, w->prof, &w->res);
         } else {
-            r = walk(w, &fn, f->child_table, 0);
+            r = walk(w, &fn, tg.children, 0);
         }
     }
     mp_obj_t out;
@@ -253,7 +338,7 @@ static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int repl
 
 // vm.verify(fn, profile="locus") -> number of functions proved; raises ValueError.
 static mp_obj_t vm_verify(size_t n_args, const mp_obj_t *args) {
-    mp_obj_t r = run(n_args, args, mp_const_none, 0, 0);
+    mp_obj_t r = run(n_args, args, mp_const_none, 0, 0, NULL);
     if (!mp_obj_is_small_int(r)) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), mp_obj_str_get_str(r));
     }
@@ -263,7 +348,7 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_verify_obj, 1, 2, vm_verify);
 
 // vm.check(fn, profile="locus", code=None) -> None, or the rejection message.
 static mp_obj_t vm_check(size_t n_args, const mp_obj_t *args) {
-    mp_obj_t r = run(n_args, args, n_args > 2 ? args[2] : mp_const_none, 0, 0);
+    mp_obj_t r = run(n_args, args, n_args > 2 ? args[2] : mp_const_none, 0, 0, NULL);
     return mp_obj_is_small_int(r) ? mp_const_none : r;
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_obj, 1, 3, vm_check);
@@ -271,7 +356,7 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_obj, 1, 3, vm_check);
 // vm.check_replacement(fn, code, profile="locus") -> None, or the rejection message.
 static mp_obj_t vm_check_replacement(size_t n_args, const mp_obj_t *args) {
     mp_obj_t a[2] = { args[0], n_args > 2 ? args[2] : MP_OBJ_NEW_QSTR(MP_QSTR_locus) };
-    mp_obj_t r = run(2, a, args[1], 1, 0);
+    mp_obj_t r = run(2, a, args[1], 1, 0, NULL);
     return mp_obj_is_small_int(r) ? mp_const_none : r;
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_replacement_obj, 2, 3, vm_check_replacement);
@@ -279,16 +364,41 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_replacement_obj, 2, 3, vm_ch
 // vm.stats(fn, profile="locus") -> (functions, bytes, instructions) verified, or the
 // rejection message: what a benchmark divides its time by.
 static mp_obj_t vm_stats(size_t n_args, const mp_obj_t *args) {
-    return run(n_args, args, mp_const_none, 0, 1);
+    return run(n_args, args, mp_const_none, 0, 1, NULL);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_stats_obj, 1, 2, vm_stats);
 
-// vm.bytecode(fn) -> bytes of a heap function's bytecode, or None for frozen code.
+// vm.names(fn_or_code) -> (loaded, stored, deleted): sorted tuples of the global names
+// (LOAD/STORE/DELETE_NAME and _GLOBAL) of the code and all its children, once it
+// verifies structurally ('trusted'); else ValueError with the verifier's message.
+static mp_obj_t vm_names(mp_obj_t fn_in) {
+    mp_obj_t sets[NAMES_N];
+    for (size_t i = 0; i < NAMES_N; i++) {
+        sets[i] = mp_obj_new_set(0, NULL);
+    }
+    mp_obj_t a[2] = { fn_in, MP_OBJ_NEW_QSTR(MP_QSTR_trusted) };
+    mp_obj_t r = run(2, a, mp_const_none, 0, 0, sets);
+    if (!mp_obj_is_small_int(r)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), mp_obj_str_get_str(r));
+    }
+    mp_obj_t out[NAMES_N];
+    for (size_t i = 0; i < NAMES_N; i++) {
+        mp_obj_t sorted = mp_call_function_1(MP_OBJ_FROM_PTR(&mp_builtin_sorted_obj), sets[i]);
+        size_t len;
+        mp_obj_t *items;
+        mp_obj_list_get(sorted, &len, &items);
+        out[i] = mp_obj_new_tuple(len, items);
+    }
+    return mp_obj_new_tuple(NAMES_N, out);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(vm_names_obj, vm_names);
+
+// vm.bytecode(fn_or_code) -> bytes of heap bytecode, or None for frozen code.
 static mp_obj_t vm_bytecode(mp_obj_t fn_in) {
-    uint32_t n_free;
-    mp_obj_fun_bc_t *f = get_fun(fn_in, &n_free);
-    size_t n = heap_bytes(f->bytecode);
-    return n ? mp_obj_new_bytes(f->bytecode, n) : mp_const_none;
+    target_t t;
+    get_target(fn_in, &t);
+    size_t n = heap_bytes(t.bytecode);
+    return n ? mp_obj_new_bytes(t.bytecode, n) : mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(vm_bytecode_obj, vm_bytecode);
 
@@ -299,6 +409,7 @@ static const mp_rom_map_elem_t vm_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_check_replacement), MP_ROM_PTR(&vm_check_replacement_obj) },
     { MP_ROM_QSTR(MP_QSTR_bytecode), MP_ROM_PTR(&vm_bytecode_obj) },
     { MP_ROM_QSTR(MP_QSTR_stats), MP_ROM_PTR(&vm_stats_obj) },
+    { MP_ROM_QSTR(MP_QSTR_names), MP_ROM_PTR(&vm_names_obj) },
     { MP_ROM_QSTR(MP_QSTR_MAX_CODE), MP_ROM_INT(VRF_MAX_CODE) },
 };
 static MP_DEFINE_CONST_DICT(vm_globals, vm_globals_table);
