@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The `kernel` module: the kernel's view of the machine for Python — memory map and
-// use, GC heap, time, the loader's measured kernel digest, boot time and power.
+// use, GC heap, time, the loader's measured kernel digest, boot time and power, and the
+// REPL's idle hook.
 #include "py/gc.h"
 #include "py/objstr.h"
 #include "py/runtime.h"
@@ -155,6 +156,13 @@ static mp_obj_t kernel_digest(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_digest_obj, kernel_digest);
 
+// cycles(): the raw TSC, full width (time.ticks_cpu() wraps): for benchmarks that time
+// more than a fraction of a second.
+static mp_obj_t kernel_cycles(void) {
+    return mp_obj_new_int_from_ull(ktime_tsc());
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_cycles_obj, kernel_cycles);
+
 // boot_cycles(): TSC cycles from the kernel's first instruction to the first prompt.
 static mp_obj_t kernel_boot_cycles(void) {
     return mp_obj_new_int_from_ull(port_boot_cycles());
@@ -199,6 +207,20 @@ static mp_obj_t kernel_faults_recovered(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_faults_recovered_obj, kernel_faults_recovered);
 
+// idle(fn or None): while the friendly REPL waits for input with none pending, the port
+// calls fn() over and over (e.g. one mesh round per call) and returns to the REPL as
+// soon as a byte arrives (between two calls). Ctrl-C at the prompt stays ordinary
+// input. An exception escaping fn is printed once and unregisters it; fn is not
+// re-entered while it runs. None unregisters. See vm/budget/README.md.
+static mp_obj_t kernel_idle(mp_obj_t fn) {
+    if (fn != mp_const_none && !mp_obj_is_callable(fn)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("kernel.idle: fn must be callable or None"));
+    }
+    MP_STATE_PORT(idle_fn) = fn == mp_const_none ? MP_OBJ_NULL : fn;
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(kernel_idle_obj, kernel_idle);
+
 static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_kernel) },
     { MP_ROM_QSTR(MP_QSTR_memmap), MP_ROM_PTR(&kernel_memmap_obj) },
@@ -213,11 +235,13 @@ static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_tsc_hz), MP_ROM_PTR(&kernel_tsc_hz_obj) },
     { MP_ROM_QSTR(MP_QSTR_digest), MP_ROM_PTR(&kernel_digest_obj) },
     { MP_ROM_QSTR(MP_QSTR_boot_cycles), MP_ROM_PTR(&kernel_boot_cycles_obj) },
+    { MP_ROM_QSTR(MP_QSTR_cycles), MP_ROM_PTR(&kernel_cycles_obj) },
     { MP_ROM_QSTR(MP_QSTR_loader_cycles), MP_ROM_PTR(&kernel_loader_cycles_obj) },
     { MP_ROM_QSTR(MP_QSTR_poweroff), MP_ROM_PTR(&kernel_poweroff_obj) },
     { MP_ROM_QSTR(MP_QSTR_reset), MP_ROM_PTR(&kernel_reset_obj) },
     { MP_ROM_QSTR(MP_QSTR_crash), MP_ROM_PTR(&kernel_crash_obj) },
     { MP_ROM_QSTR(MP_QSTR_faults_recovered), MP_ROM_PTR(&kernel_faults_recovered_obj) },
+    { MP_ROM_QSTR(MP_QSTR_idle), MP_ROM_PTR(&kernel_idle_obj) },
 };
 static MP_DEFINE_CONST_DICT(kernel_module_globals, kernel_module_globals_table);
 

@@ -120,6 +120,40 @@ uint32_t mp_hal_random_seed(void);
     { MP_ROM_QSTR(MP_QSTR_mem32), MP_ROM_PTR(&port_mem32_obj) }, \
     { MP_ROM_QSTR(MP_QSTR_mem64), MP_ROM_PTR(&port_mem64_obj) },
 
+// Code objects that carry their module context (MICROPY_PY_BUILTINS_CODE_BASIC), so
+// exec(code, globals) gives each Locus fresh functions bound to its own globals dict;
+// the minimal layout rebinds the one shared context instead (loci/python/mesh.py).
+#define MICROPY_PY_FUNCTION_ATTRS_CODE (1)
+
+// ---- Budgeted calls (vm/budget, the `_budget` module) -------------------------------------
+// A budgeted call is stopped through the VM abort point (nlr_set_abort/nlr_jump_abort),
+// which Python try/except/finally cannot catch. The hooks charge the running call; idle
+// (budget_armed == 0) each costs one load and a not-taken branch. LOCIOS_BUDGET_HOOKS=0
+// compiles them out (only to measure that cost: `_budget` then counts nothing).
+#define MICROPY_ENABLE_VM_ABORT  (1)
+#ifndef LOCIOS_BUDGET_HOOKS
+#define LOCIOS_BUDGET_HOOKS      (1)
+#endif
+#if LOCIOS_BUDGET_HOOKS
+extern uint8_t budget_armed;
+void budget_on_entry(void);
+void budget_on_branch(void);
+int budget_on_alloc(size_t n_bytes);
+// Each entry/resume of mp_execute_bytecode; may jump to the abort point.
+#define MICROPY_VM_HOOK_INIT     if (__builtin_expect(budget_armed, 0)) { budget_on_entry(); }
+// After jump-class opcodes, right before the VM's pending/vm_abort check.
+#define MICROPY_VM_HOOK_LOOP     if (__builtin_expect(budget_armed, 0)) { budget_on_branch(); }
+// Called by the GC (vm/patches/0001-gc-alloc-hook.patch; unused without it) with the
+// bytes a request adds; non-zero refuses the request.
+#define MICROPY_GC_ALLOC_HOOK(n_bytes) \
+    (__builtin_expect(budget_armed, 0) ? budget_on_alloc(n_bytes) : 0)
+#endif
+
+// kernel.idle(fn): port/mphalport.c calls fn while the friendly REPL waits for input.
+// A soft reset must forget fn (it lived on the old heap).
+void mp_hal_idle_reset(void);
+#define MICROPY_PORT_INIT_FUNC   mp_hal_idle_reset()
+
 // ---- Machine-code placement -------------------------------------------------------------
 // Native and viper code is assembled on the GC heap, then committed into the kernel's
 // executable arena (W^X): see mp_port_commit_exec in mphalport.c.

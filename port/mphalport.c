@@ -1,11 +1,48 @@
 // SPDX-License-Identifier: MIT
-// MicroPython's HAL on LociOS: serial console I/O, Ctrl-C, time and delays, and
-// committing emitted machine code to the kernel's executable arena.
+// MicroPython's HAL on LociOS: serial console I/O and the REPL's idle hook, Ctrl-C, time
+// and delays, and committing emitted machine code to the kernel's executable arena.
 #include "py/mphal.h"
 #include "py/persistentcode.h"
 #include "py/runtime.h"
 #include "py/stream.h"
+#include "shared/runtime/pyexec.h"
 #include "shared/timeutils/timeutils.h"
+
+// ---- Idle hook (kernel.idle) -------------------------------------------------------------
+
+// The function kernel.idle registered, or MP_OBJ_NULL.
+MP_REGISTER_ROOT_POINTER(mp_obj_t idle_fn);
+
+static bool idle_running;
+
+void mp_hal_idle_reset(void) {
+    MP_STATE_PORT(idle_fn) = MP_OBJ_NULL;
+    idle_running = false;
+}
+
+// Only the friendly REPL's own wait counts as idle: there the interrupt char is off
+// (Python code running input() has it on) and nothing drives a protocol over the line
+// (the raw REPL does). Never while fn itself runs.
+static bool idle_wanted(void) {
+    return MP_STATE_PORT(idle_fn) != MP_OBJ_NULL && !idle_running && mp_interrupt_char < 0
+           && pyexec_mode_kind == PYEXEC_MODE_FRIENDLY_REPL;
+}
+
+// One call of fn. An exception that escapes it is printed once and unregisters fn, so a
+// broken fn cannot flood the console.
+static void idle_call(void) {
+    idle_running = true;
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        mp_call_function_0(MP_STATE_PORT(idle_fn));
+        nlr_pop();
+    } else {
+        MP_STATE_PORT(idle_fn) = MP_OBJ_NULL;
+        mp_printf(&mp_plat_print, "\nkernel.idle: the idle function raised; unregistered it:\n");
+        mp_obj_print_exception(&mp_plat_print, MP_OBJ_FROM_PTR(nlr.ret_val));
+    }
+    idle_running = false;
+}
 
 // ---- Console ------------------------------------------------------------------------------
 
@@ -14,14 +51,20 @@ mp_uint_t mp_hal_stdout_tx_strn(const char *str, size_t len) {
     return len;
 }
 
-// Waits for a byte without spinning: run pending callbacks (which may raise, e.g.
-// KeyboardInterrupt scheduled from the console interrupt), then halt until the next
-// interrupt.
+// Waits for a byte. While the REPL waits with no input pending, the idle function runs
+// over and over (input is looked at between calls); otherwise run pending callbacks
+// (which may raise, e.g. KeyboardInterrupt scheduled from the console interrupt), then
+// halt until the next interrupt.
 int mp_hal_stdin_rx_chr(void) {
     for (;;) {
         int c = kcon_read();
         if (c >= 0) {
             return c;
+        }
+        if (idle_wanted()) {
+            idle_call();
+            mp_event_handle_nowait();
+            continue;
         }
         mp_event_wait_indefinite();
     }
