@@ -28,9 +28,9 @@ ANSI = re.compile(rb"\x1b\[[0-9;=?]*[A-Za-z]")
 
 class Guest:
     def __init__(self, image: Path = IMAGE, mem: str = "512M", extra: list[str] | None = None,
-                 log: Path | None = None):
+                 log: Path | None = None, icount: bool = False):
         self.started = time.monotonic()
-        self.qemu = QemuProcess(image, mem=mem, extra=extra)
+        self.qemu = QemuProcess(image, mem=mem, extra=extra, icount=icount)
         self.proc = self.qemu.proc
         self.child = pexpect.fdpexpect.fdspawn(self.qemu.sock.fileno(), timeout=30)
         self.log = open(log, "ab") if log else None

@@ -223,3 +223,10 @@ def diff(a, b, n=10):
 
 def restore(s):
     _f().restore(s)
+
+
+# The mesh's console commands (ps, spawn, kill, caps, audit, pause, step, resume, run...).
+from lo_mesh import *  # noqa: E402,F403
+from lo_mesh import __all__ as _mesh_all  # noqa: E402
+
+__all__ += _mesh_all

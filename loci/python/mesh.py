@@ -1,0 +1,487 @@
+# SPDX-License-Identifier: MIT
+# The Loci mesh: spawns Loci from manifests, grants their capabilities, and schedules
+# them by the traces at their attention. Nothing calls a Locus but round() below.
+import _budget
+import _cap
+import field
+import locus_manifest
+import locus_sandbox
+from locus_ctx import Ctx
+from locus_record import Record
+
+MESH_ID = field.REPL          # depositor id of the console, the mesh and colony set-ups
+FIRST_ID = 2
+MAX_STRIKES = 3               # a third failed step retires a Locus
+MAX_RESTARTS = 3              # restart "on-failure": at most this many re-spawns
+BACKOFF_MAX = 64              # rounds; a strike backs off 2**strikes rounds, capped
+AGE_WEIGHT = 0.01             # activation gained per round without a step
+PATIENCE = 50                 # a Locus waiting on a wake condition steps at least this often
+INIT_OPS = 20000              # budget of a Locus's module code and init(ctx)
+ABORT_CAP = 1                 # _budget.abort codes
+ABORT_DEPOSITS = 2
+TOMB = "tomb"
+LAST = [None]                 # the mesh made last, for the console (lo_mesh)
+
+_OPS = {"sense": _cap.SENSE, "deposit": _cap.DEPOSIT}
+_STATUS = {_budget.OPS: "ops budget exhausted", _budget.CYCLES: "cycle budget exhausted",
+           _budget.ALLOC: "allocation budget exhausted"}
+
+
+def _rights(g):
+    r = 0
+    for o in g["ops"]:
+        r |= _OPS[o]
+    if g["spawn"]:
+        r |= _cap.SPAWN
+    if g["rewrite"]:
+        r |= _cap.REWRITE
+    if g["io"]:
+        r |= _cap.IO
+    if g["mem"]:
+        r |= _cap.MEM
+    return r
+
+
+class Mesh:
+    def __init__(self, flavours=(), seed=1, epoch=10, journal=4096, max_loci=1024,
+                 caps=None, audit=65536, steps_per_round=0):
+        specs = list(flavours) + [field.keyed(TOMB, 256, E=0.001, min=0.01)]
+        self.field = field.Field(specs, journal=journal, depositors=2 * max_loci + 16)
+        self.caps = _cap.Table(capacity=caps or 4 * max_loci + 64, audit=audit)
+        self.layout = {}
+        self.index = {}
+        for i, t in enumerate(self.field.flavours()):
+            self.layout[t[0]] = (t[1], t[2], t[3])
+            self.index[t[0]] = i
+        self.seed = seed
+        self.rng = (seed * 2246822519) & 0xFFFFFFFF or 1
+        self.epoch = epoch
+        self.max_loci = max_loci
+        self.steps_per_round = steps_per_round
+        self.loci = {}
+        self.next_id = FIRST_ID
+        self.rounds = 0
+        self.steps = 0
+        self.failed = 0
+        self.paused = True
+        self.envs = []
+        self.respawns = []
+        self.starting = []
+        self.last_order = []          # ids stepped in the last round, in order
+        self.halted = None
+        self.now = 0                  # the field's tick, cached: ctx calls read it often
+        LAST[0] = self
+
+    # ---- console side ------------------------------------------------------------
+    @property
+    def tick(self):
+        return self.field.tick_count()
+
+    def spawn(self, manifest, _parent=None):
+        """Spawn a Locus from a manifest with console authority; returns its id."""
+        man = locus_manifest.check(manifest, self.layout)
+        if len(self.loci) >= self.max_loci:
+            raise ValueError("spawn: the mesh is full (%d Loci)" % self.max_loci)
+        code, loaded, stored = self._code(man)
+        rec = Record(self.next_id, man, self.seed)
+        self.next_id += 1
+        try:
+            self._grant(rec, _parent)
+        except ValueError:
+            self.caps.retire(rec.id)
+            raise
+        self.loci[rec.id] = rec
+        rec.last_round = self.rounds
+        if _budget.active():
+            # Spawned by a Locus during its step: started once that step is over.
+            self.starting.append((rec, code, loaded, stored))
+        else:
+            self._start(rec, code, loaded, stored)
+        return rec.id
+
+    def kill(self, lid):
+        """Retire a Locus now (no restart); its deposits stay in the field."""
+        self._retire(self._rec(lid), "killed from the console", failure=False)
+
+    def replace(self, lid, source):
+        """New code for a Locus: same id, capabilities, attention and ctx.mem."""
+        rec = self._rec(lid)
+        code, loaded, stored = locus_sandbox.compile_locus(source, rec.name)
+        rec.man = dict(rec.man, code=source, module=None)
+        self._start(rec, code, loaded, stored, run_init=False)
+
+    def env(self, fn):
+        """Call fn(mesh) after every field tick, with console authority."""
+        self.envs.append(fn)
+
+    def ps(self):
+        return [r.row() for r in sorted(self.loci.values(), key=lambda r: r.id)]
+
+    def info(self, lid):
+        r = self._rec(lid)
+        d = r.row()
+        d.update({"error": r.error, "log": list(r.log), "dump": r.dump,
+                  "restarts": r.restarts, "parent": r.parent, "pos": r.pos,
+                  "budget": dict(r.budget), "fails": r.fails,
+                  "caps": [self.caps.info(c[0]) for c in r.caps]})
+        return d
+
+    def live(self):
+        return [r.id for r in self.loci.values() if r.state != "retired"]
+
+    def run(self, rounds, every=0, fn=None):
+        """Run `rounds` rounds; fn(mesh) every `every` rounds may return True to stop."""
+        for i in range(rounds):
+            self.round()
+            if self.halted:
+                break
+            if fn is not None and every and (i + 1) % every == 0 and fn(self):
+                break
+        return self.rounds
+
+    # ---- scheduling --------------------------------------------------------------
+    def _rand(self):
+        x = self.rng
+        x ^= (x << 13) & 0xFFFFFFFF
+        x ^= x >> 17
+        x ^= (x << 5) & 0xFFFFFFFF
+        self.rng = x
+        return x
+
+    def _value(self, a, pos):
+        if a is None:
+            return 0.0
+        if "key" in a:
+            return self.field.sense(a["flavour"], a["key"])
+        if "region" in a:
+            x0, y0, w, h = a["region"]
+            return self.field.region(a["flavour"], x0, y0, w, h)[0]
+        return self.field.sense(a["flavour"], pos if pos is not None else a["at"])
+
+    def round(self):
+        """One round: activation from the traces, steps in that order, then the tick."""
+        if self.halted:
+            raise RuntimeError(self.halted)
+        now = self.now = self.tick
+        self.rounds += 1
+        rn = self.rounds
+        if self.respawns:
+            self._do_respawns(rn)
+        self.caps.expire(now)
+        ready = []
+        for r in self.loci.values():
+            if r.state == "retired":
+                continue
+            if r.backoff_until > rn:
+                r.state = "backoff"
+                continue
+            r.state = "live"
+            age = rn - r.last_round
+            if r.wake is not None and age < PATIENCE:
+                w = r.wake
+                if self._value(w, None) <= w["above"]:
+                    continue
+            act = self._value(r.attend, r.pos) + AGE_WEIGHT * age
+            ready.append((-act, self._rand(), r))
+        ready.sort(key=lambda e: (e[0], e[1]))
+        if self.steps_per_round:
+            ready = ready[:self.steps_per_round]
+        n = 0
+        order = self.last_order = []
+        for e in ready:
+            order.append(e[2].id)
+            self._step(e[2], now)
+            n += 1
+            if self.halted:
+                break
+        self.field.tick()
+        self.now = now + 1
+        if self.epoch and self.now % self.epoch == 0:
+            self.caps.epoch()
+            for r in self.loci.values():
+                r.deposits = 0
+        for fn in self.envs:
+            fn(self)
+        return n
+
+    def _step(self, r, now):
+        r.ctx.tick = now
+        r.last_round = self.rounds
+        b = r.budget
+        first_new = self.next_id
+        st, val, ops, cyc, alloc = _budget.run(r.step_fn, r.ctx, b["ops"], b["cycles"],
+                                               b["alloc"])
+        if st != _budget.OK:
+            # A stop inside ctx.spawn() can land between grants: whatever was granted
+            # to a child that never came to be is taken back.
+            for lid in range(first_new, self.next_id):
+                if lid not in self.loci:
+                    self.caps.retire(lid)
+        self.steps += 1
+        r.steps += 1
+        r.ops += ops
+        r.ops_last = ops
+        r.alloc = alloc
+        r.cycles = cyc
+        self._drain_starting()
+        if st == _budget.OK:
+            if r.retire_asked:
+                self._retire(r, "retired itself", failure=False)
+            return
+        if st == _budget.RAISED and isinstance(val, KeyboardInterrupt):
+            raise val
+        self._fail(r, self._why(r, st, val))
+
+    def _why(self, r, st, val):
+        if st == _budget.RAISED:
+            return "raised %s: %s" % (type(val).__name__, val)
+        if st == _budget.ABORTED:
+            why = r.pending_error or "aborted (%r)" % (val,)
+            r.pending_error = None
+            return why
+        return "%s (%s)" % (_STATUS.get(st, "stopped"), self._limit(r, st))
+
+    def _limit(self, r, st):
+        b = r.budget
+        if st == _budget.OPS:
+            return "%d ops" % b["ops"]
+        if st == _budget.ALLOC:
+            return "%d bytes" % b["alloc"]
+        return "%d cycles" % b["cycles"]
+
+    def _fail(self, r, why):
+        self.failed += 1
+        r.fails += 1
+        r.strikes += 1
+        r.error = why
+        r.add_log(self.tick, "strike %d: %s" % (r.strikes, why))
+        if r.strikes >= MAX_STRIKES:
+            self._retire(r, why, failure=True)
+        else:
+            r.backoff_until = self.rounds + min(BACKOFF_MAX, 1 << r.strikes)
+            r.state = "backoff"
+
+    # ---- birth and death ---------------------------------------------------------
+    def _code(self, man):
+        src = man["code"]
+        if src is None:
+            mod, _, attr = man["module"].partition(":")
+            src = getattr(__import__(mod, None, None, (attr or "SOURCE",)), attr or "SOURCE")
+        return locus_sandbox.compile_locus(src, man["name"])
+
+    def _grant(self, r, parent):
+        now = self.tick
+        for g in r.man["caps"]:
+            mask = 0
+            for f in g["flavours"]:
+                mask |= 1 << self.index[f]
+            exp = now + g["expires"] if g["expires"] else 0
+            rights = _rights(g)
+            kw = {"flavours": mask, "region": g["region"], "keys": g["keys"],
+                  "rate": g["rate"], "expires": exp, "io": g["io"], "mem": g["mem"]}
+            if parent is None:
+                cap = self.caps.grant(r.id, rights, by=0, **kw)
+            else:
+                cap = self._derive_for(parent, r.id, rights, kw)
+            r.caps.append((cap, rights, mask))
+
+    def _derive_for(self, parent, child, rights, kw):
+        last = None
+        for cap, prights, pmask in parent.caps:
+            if prights & rights != rights or pmask & kw["flavours"] != kw["flavours"]:
+                continue
+            try:
+                return self.caps.derive(cap, child, rights, kw["flavours"], kw["region"],
+                                        kw["keys"], kw["rate"], kw["expires"], kw["io"],
+                                        kw["mem"])
+            except ValueError as e:
+                last = e
+        raise ValueError("spawn: no capability of Locus %d covers the grant (%s)"
+                         % (parent.id, last or "rights or flavours not held"))
+
+    def _start(self, r, code, loaded, stored, run_init=True):
+        r.code = code
+        r.ns = locus_sandbox.namespace(loaded, stored, r.name)
+        r.ctx = Ctx(self, r)
+        st, val, _, _, _ = _budget.run(self._exec, r, INIT_OPS, 0, r.budget["alloc"])
+        if st == _budget.OK and run_init and "init" in r.ns and r.ns["init"] is not None:
+            b = r.budget
+            st, val, _, _, _ = _budget.run(r.ns["init"], r.ctx, b["ops"], b["cycles"],
+                                           b["alloc"])
+        self._drain_starting()
+        step = r.ns.get("step")
+        if st == _budget.OK and step is None:
+            st, val = _budget.RAISED, ValueError("the code defines no step(ctx)")
+        if st != _budget.OK:
+            self._retire(r, "start failed: " + self._why(r, st, val), failure=False)
+            return
+        r.step_fn = step
+
+    def _drain_starting(self):
+        while self.starting:
+            self._start(*self.starting.pop(0))
+
+    def _exec(self, r):
+        exec(r.code, r.ns)
+
+    def _retire(self, r, why, failure):
+        if r.state == "retired":
+            return
+        r.state = "retired"
+        r.error = why
+        r.dump = self._dump(r)
+        self.caps.retire(r.id)
+        r.caps = []
+        self.field.deposit(TOMB, "L%d" % r.id, 1.0, MESH_ID)
+        r.add_log(self.tick, "retired: " + why)
+        # Let the GC have its code and state; the record stays for ps() and info().
+        r.ns = r.ctx = r.step_fn = r.code = None
+        if failure and r.man["restart"] == "on-failure" and r.restarts < MAX_RESTARTS:
+            self.respawns.append((self.rounds + (4 << r.restarts), r.id))
+
+    def _do_respawns(self, rn):
+        due = [e for e in self.respawns if e[0] <= rn]
+        self.respawns = [e for e in self.respawns if e[0] > rn]
+        for _, lid in due:
+            old = self.loci[lid]
+            r = Record(lid, old.man, self.seed + 7919 * (old.restarts + 1))
+            r.restarts = old.restarts + 1
+            r.log = old.log
+            r.last_round = rn
+            self.loci[lid] = r
+            try:
+                self._grant(r, None)
+                code, loaded, stored = self._code(r.man)
+                self._start(r, code, loaded, stored)
+            except ValueError as e:
+                self._retire(r, "restart failed: %s" % e, failure=False)
+            else:
+                r.add_log(self.tick, "restarted (%d)" % r.restarts)
+
+    def _dump(self, r):
+        """The field around a Locus when it died: 3x3 per grid, its key per keyed."""
+        d = {"tick": self.tick, "pos": r.pos}
+        for name, (kind, _w, _h) in self.layout.items():
+            if kind == "grid" and r.pos is not None:
+                d[name] = self.field.neighbourhood(name, r.pos[0], r.pos[1])
+            elif kind == "keyed" and r.attend is not None and r.attend.get("key"):
+                if r.attend["flavour"] == name:
+                    d[name] = self.field.sense(name, r.attend["key"])
+        return d
+
+    def _rec(self, lid):
+        r = self.loci.get(lid)
+        if r is None:
+            raise KeyError("no Locus %r" % (lid,))
+        return r
+
+    # ---- what ctx calls (inside a step, under _budget.run) -------------------------
+    def _violation(self, r, why):
+        r.pending_error = "capability: " + why
+        _budget.abort(ABORT_CAP)
+
+    def _home(self, r, flavour):
+        """Where a ctx call without `where` looks: the position, or the attended key."""
+        kind = self.layout.get(flavour)
+        if kind is None:
+            self._violation(r, "no flavour %r" % (flavour,))
+        if kind[0] == "grid":
+            if r.pos is None:
+                raise ValueError("no position: pass where=(x, y)")
+            return r.pos
+        a = r.attend
+        if a is None or a["flavour"] != flavour or "key" not in a:
+            raise ValueError("no key: pass where=key")
+        return a["key"]
+
+    # Kept free of temporary tuples and small in locals: every call of these is paid
+    # by a Locus step (its op and allocation budget), 125 ants x several calls a tick.
+    def _check(self, r, op, flavour, where, amount):
+        i = self.index.get(flavour)
+        if i is None:
+            self._violation(r, "no flavour %r" % (flavour,))
+        code = -1
+        for c in r.caps:
+            if c[1] & op and c[2] >> i & 1:
+                if isinstance(where, tuple):
+                    code = self.caps.check(c[0], r.id, op, i, where[0], where[1], None,
+                                           amount, self.now)
+                elif where is None:
+                    code = self.caps.check(c[0], r.id, op, i, -1, -1, None, amount, self.now)
+                else:
+                    code = self.caps.check(c[0], r.id, op, i, -1, -1, where, amount,
+                                           self.now)
+                if code == 0:
+                    return
+        self._refused(r, op, flavour, i, code)
+
+    def _refused(self, r, op, flavour, i, code):
+        if code == -1:
+            # No capability names this flavour and operation: audited as a refused use
+            # of the Locus's first capability (a Locus with none cannot act at all).
+            if r.caps:
+                self.caps.check(r.caps[0][0], r.id, op, i, -1, -1, None, 0.0, self.now)
+            why = "%s of %r not granted" % ("deposit" if op == _cap.DEPOSIT else "sense",
+                                             flavour)
+        else:
+            why = "%s (%r)" % (_cap.why(code), flavour)
+        self._violation(r, why)
+
+    def _sense(self, r, flavour, where):
+        if where is None:
+            where = self._home(r, flavour)
+        self._check(r, _cap.SENSE, flavour, where, 0.0)
+        return self.field.sense(flavour, where)
+
+    def _around(self, r, flavour, where):
+        if where is None:
+            where = self._home(r, flavour)
+        self._check(r, _cap.SENSE, flavour, where, 0.0)
+        return self.field.neighbourhood(flavour, where[0], where[1])
+
+    def _gradient(self, r, flavour, where):
+        if where is None:
+            where = self._home(r, flavour)
+        self._check(r, _cap.SENSE, flavour, where, 0.0)
+        return self.field.gradient(flavour, where[0], where[1])
+
+    def _top(self, r, flavour, k):
+        self._check(r, _cap.SENSE, flavour, None, 0.0)
+        return self.field.topk(flavour, min(int(k), 64))
+
+    def _deposit(self, r, flavour, amount, where):
+        if where is None:
+            where = self._home(r, flavour)
+        if not amount >= 0.0:
+            raise ValueError("a deposit must be a number >= 0")
+        if r.deposits >= r.budget["deposits"]:
+            r.pending_error = "deposit budget (%d per epoch) exhausted" % r.budget["deposits"]
+            _budget.abort(ABORT_DEPOSITS)
+        self._check(r, _cap.DEPOSIT, flavour, where, amount)
+        r.deposits += 1
+        self.field.deposit(flavour, where, amount, r.id)
+
+    def _goto(self, r, x, y):
+        a = r.attend
+        if a is None or "at" not in a:
+            raise ValueError("this Locus has no position to move")
+        kind = self.layout[a["flavour"]]
+        x, y = int(x), int(y)
+        if not (0 <= x < kind[1] and 0 <= y < kind[2]):
+            raise ValueError("(%d, %d) is off the %dx%d grid" % (x, y, kind[1], kind[2]))
+        r.pos = (x, y)
+        return r.pos
+
+    def _spawn_child(self, r, manifest):
+        if not any(c[1] & _cap.SPAWN for c in r.caps):
+            self._violation(r, "spawn not granted")
+        man = locus_manifest.check(manifest, self.layout)
+        for k in ("ops", "alloc", "deposits"):
+            if man["budget"][k] > r.budget[k]:
+                self._violation(r, "child budget.%s above the parent's" % k)
+        try:
+            lid = self.spawn(manifest, _parent=r)
+        except ValueError as e:
+            self._violation(r, str(e))
+        self.loci[lid].parent = r.id
+        return lid
