@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: MIT
+# Hostile colony: the foraging colony with hostile Loci beside it (restart "never").
+# Reports each hostile's fate and the foraging throughput against a run without them.
+import mesh
+
+from colonies import common, foraging, src_hostile
+
+TICKS = 600
+
+
+def flavours(**opts):
+    return foraging.flavours(**opts)
+
+
+def setup(m, seed=1, which=None, **opts):
+    st = foraging.setup(m, seed=seed, **opts)
+    st["hostile"] = {}
+    for name, src in src_hostile.ALL:
+        if which is not None and name not in which:
+            continue
+        man = {"name": "hostile-" + name, "code": src, "restart": "never",
+               "caps": [{"flavours": ["trail"], "ops": ["sense", "deposit"],
+                         "region": (0, 0, 4, 4), "rate": 10.0}],
+               "budget": {"ops": 5000, "alloc": 32768, "deposits": 64},
+               "attend": {"flavour": "trail", "at": (1, 1)}}
+        try:
+            st["hostile"][name] = {"id": m.spawn(man), "refused": None}
+        except ValueError as e:
+            st["hostile"][name] = {"id": None, "refused": str(e)}
+    return st
+
+
+def report(m):
+    st = common.state(m)
+    out = foraging.report(m)
+    fates = {}
+    for name, h in st["hostile"].items():
+        if h["id"] is None:
+            fates[name] = {"outcome": "refused at spawn", "error": h["refused"]}
+            continue
+        i = m.info(h["id"])
+        fates[name] = {"outcome": i["state"], "steps": i["steps"], "strikes": i["strikes"],
+                       "error": i.get("error")}
+    out["hostile"] = fates
+    return out
+
+
+def run(seed=1, ticks=TICKS, quiet=False, **opts):
+    """Foraging alone, then with the hostiles; deliveries in `ticks` ticks of each."""
+    base = mesh.Mesh(flavours(**opts), seed=seed)
+    foraging.setup(base, seed=seed, **opts)
+    base.run(ticks)
+    alone = foraging.report(base)["delivered"]
+    m = mesh.Mesh(flavours(**opts), seed=seed)
+    setup(m, seed=seed, **opts)
+    m.run(ticks)
+    rep = report(m)
+    rep["delivered_alone"] = alone
+    rep["throughput_ratio"] = rep["delivered"] / alone if alone else None
+    if not quiet:
+        for name, f in rep["hostile"].items():
+            print("%-15s %s  %s" % (name, f["outcome"], f.get("error")))
+        print("deliveries in %d ticks: %d alone, %d beside the hostiles" % (
+            ticks, alone, rep["delivered"]))
+    return rep
