@@ -47,6 +47,7 @@ $(SETUP_STAMP): tools/setup.sh tools/fetch_micropython.sh tools/requirements.txt
 include kernel/kernel.mk
 include boot/boot.mk
 include loci/field.mk
+include loci/mesh.mk
 include vm/verifier.mk
 include vm/patches.mk
 include tests/upstream/upstream.mk

@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: MIT
+# Slow Loci-mesh targets (issue 6), kept out of `make test`. Included by the top Makefile.
+#   make bench-loci                  mesh costs under QEMU -icount (loci/README.md table)
+#   make colony NAME=foraging SEEDS=1-30 OPTS="pheromone=False"
+#                                    one colony over many seeds, summarised
+#   make colony-bridge SEEDS=1-100   the same, named in the target
+#   make colonies                    every colony's report at the seed counts of loci/README.md
+
+NAME ?= foraging
+SEEDS ?= 1
+OPTS ?=
+
+.PHONY: bench-loci colony colonies
+
+bench-loci: build
+	@PYTHONPATH=tools $(PY) tools/bench_loci.py
+
+colony: build
+	@PYTHONPATH=tools $(PY) tools/loci_run.py $(NAME) --seeds $(SEEDS) $(foreach o,$(OPTS),--opt $(o))
+
+# make colony-bridge SEEDS=1-100: the same, the colony named in the target
+colony-%: build
+	@PYTHONPATH=tools $(PY) tools/loci_run.py $* --seeds $(SEEDS) $(foreach o,$(OPTS),--opt $(o))
+
+colonies: build
+	@PYTHONPATH=tools $(PY) tools/loci_run.py foraging --seeds 1-30
+	@PYTHONPATH=tools $(PY) tools/loci_run.py foraging --seeds 1-30 --opt pheromone=False
+	@PYTHONPATH=tools $(PY) tools/loci_run.py bridge --seeds 1-100
+	@PYTHONPATH=tools $(PY) tools/loci_run.py bridge --seeds 1-100 --opt late=True
+	@PYTHONPATH=tools $(PY) tools/loci_run.py tasks --seeds 1-10
+	@PYTHONPATH=tools $(PY) tools/loci_run.py healing --seeds 1-10
+	@PYTHONPATH=tools $(PY) tools/loci_run.py hostile --seeds 1-3

@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""`make bench-loci`: the Loci mesh's costs in guest TSC cycles under QEMU -icount
+(guest time is instruction counting, so reruns give the same counts): an empty step,
+locus-steps per second at 10 to 10,000 Loci, memory per Locus, a capability check, and
+the deposit-to-reaction latency in ticks. Prints a Markdown table and writes
+build/bench/loci.json."""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import sys
+from pathlib import Path
+
+from guestconsole import IMAGE, Guest
+
+GUEST = r"""
+import gc, kernel, mesh, _budget
+from field import grid, keyed
+EMPTY = 'def step(ctx):\n    pass\n'
+WORKER = 'def step(ctx):\n    if ctx.sense("g") < 5.0:\n        ctx.deposit("g", 1.0)\n'
+CAPS = [{'flavours': ['g', 'sig', 'ack'], 'ops': ['sense', 'deposit']}]
+SIDE = 128
+def man(i, code):
+    return {'name': 'b%d' % i, 'code': code, 'caps': CAPS,
+            'attend': {'flavour': 'g', 'at': (i % SIDE, (i // SIDE) % SIDE)}}
+def new(n):
+    return mesh.Mesh([grid('g', SIDE, SIDE, E=0.1, G=0.2), grid('sig', 4, 4, E=1.0),
+                      keyed('ack', 64)], seed=1, max_loci=n + 8, audit=4 * n + 1024)
+def rounds_cycles(m, rounds):
+    gc.collect()
+    t = kernel.cycles()
+    for _ in range(rounds):
+        m.round()
+    return kernel.cycles() - t
+def scaling(n, code, rounds):
+    m = new(n)
+    gc.collect()
+    a0 = gc.mem_alloc()
+    t = kernel.cycles()
+    for i in range(n):
+        m.spawn(man(i, code))
+    spawn = kernel.cycles() - t
+    gc.collect()
+    per = (gc.mem_alloc() - a0) // n
+    m.round()
+    c = rounds_cycles(m, rounds)
+    # the same rounds' fixed part: field tick + scheduler bookkeeping with nobody ready
+    return {'n': n, 'rounds': rounds, 'cycles_per_step': c // (n * rounds),
+            'bytes_per_locus': per, 'spawn_cycles': spawn // n, 'steps': m.steps}
+def empty_step():
+    m = new(16)
+    for i in range(16):
+        m.spawn(man(i, EMPTY))
+    r = m.loci[2]
+    gc.collect()
+    reps = 2000
+    t = kernel.cycles()
+    for _ in range(reps):
+        r.step_fn(r.ctx)
+    plain = (kernel.cycles() - t) // reps
+    t = kernel.cycles()
+    for _ in range(reps):
+        _budget.run(r.step_fn, r.ctx, 100, 0, 4096)
+    budgeted = (kernel.cycles() - t) // reps
+    t = kernel.cycles()
+    for _ in range(reps):
+        m._step(r, 0)
+    stepped = (kernel.cycles() - t) // reps
+    return {'call': plain, 'budget_run': budgeted, 'mesh_step': stepped}
+def cap_cost():
+    m = new(16)
+    lid = m.spawn(man(0, EMPTY))
+    ctx = m.loci[lid].ctx
+    f = m.field
+    reps = 2000
+    gc.collect()
+    t = kernel.cycles()
+    for _ in range(reps):
+        f.sense('g', (3, 3))
+    raw = (kernel.cycles() - t) // reps
+    t = kernel.cycles()
+    for _ in range(reps):
+        ctx.sense('g', (3, 3))
+    checked = (kernel.cycles() - t) // reps
+    cap = m.loci[lid].caps[0][0]
+    t = kernel.cycles()
+    for _ in range(reps):
+        m.caps.check(cap, lid, 1, 0, 3, 3)
+    check = (kernel.cycles() - t) // reps
+    return {'field_sense': raw, 'ctx_sense': checked, 'cap_check': check}
+EMIT = '''
+def step(ctx):
+    if ctx.tick % 7 == 3:
+        ctx.deposit("sig", 1.0, (1, 1))
+        ctx.deposit("ack", float(ctx.tick + 1), "sent")
+'''
+REACT = '''
+def step(ctx):
+    if ctx.sense("sig", (1, 1)) > 0.5:
+        ctx.deposit("ack", float(ctx.tick + 1), "seen")
+'''
+def latency(trials=20):
+    m = new(8)
+    m.spawn({'name': 'emit', 'code': EMIT, 'caps': CAPS})
+    m.spawn({'name': 'react', 'code': REACT, 'caps': CAPS,
+             'wake': {'flavour': 'sig', 'at': (1, 1), 'above': 0.5}})
+    out = []
+    for _ in range(trials * 7):
+        m.round()
+        sent = m.field.sense('ack', 'sent')
+        seen = m.field.sense('ack', 'seen')
+        if sent and seen and seen >= sent and len(out) < trials:
+            if not out or out[-1][0] != sent:
+                out.append((sent, seen))
+    return [int(b - a) for a, b in out]
+"""
+
+
+def ask(g: Guest, expr: str, timeout: float = 1800):
+    out = g.eval(expr, timeout=timeout)
+    try:
+        return ast.literal_eval(out)
+    except (ValueError, SyntaxError):
+        raise SystemExit(f"{expr!r} printed:\n{out}") from None
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sizes", default="10,100,1000,10000")
+    ap.add_argument("--steps", type=int, default=20000, help="locus-steps per size")
+    ap.add_argument("--no-icount", action="store_true")
+    args = ap.parse_args()
+    g = Guest(IMAGE, icount=not args.no_icount)
+    try:
+        g.boot()
+        out = g.paste(GUEST, timeout=120)
+        if "Traceback" in out:
+            print(out, file=sys.stderr)
+            return 1
+        hz = ask(g, "kernel.tsc_hz()")
+        res: dict = {"tsc_hz": hz, "icount": not args.no_icount}
+        res["empty"] = ask(g, "empty_step()")
+        res["cap"] = ask(g, "cap_cost()")
+        res["latency"] = ask(g, "latency()")
+        res["scaling"] = []
+        for n in (int(x) for x in args.sizes.split(",")):
+            rounds = max(2, args.steps // n)
+            for code in ("EMPTY", "WORKER"):
+                r = ask(g, f"scaling({n}, {code}, {rounds})")
+                r["code"] = code.lower()
+                print(f"  n={n} {code.lower()}: {r}", file=sys.stderr)
+                res["scaling"].append(r)
+    finally:
+        g.close()
+    out_dir = Path("build/bench")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "loci.json").write_text(json.dumps(res, indent=1))
+    print(table(res))
+    return 0
+
+
+def table(res: dict) -> str:
+    hz = res["tsc_hz"]
+    e, c, lat = res["empty"], res["cap"], res["latency"]
+    rows = ["| measure | guest cycles | note |", "|---|---:|---|",
+            f"| empty step: plain call | {e['call']:,} | `step(ctx)` |",
+            f"| empty step: under `_budget.run` | {e['budget_run']:,} | limits armed |",
+            f"| empty step: `mesh._step` | {e['mesh_step']:,} | + accounting |",
+            f"| `field.sense` | {c['field_sense']:,} | no check |",
+            f"| `ctx.sense` | {c['ctx_sense']:,} | capability checked |",
+            f"| `_cap` check alone | {c['cap_check']:,} | from Python |",
+            "", "| Loci | step | cycles per locus-step (whole round) | locus-steps/s |"
+            " bytes per Locus | spawn cycles |", "|---:|---|---:|---:|---:|---:|"]
+    for r in res["scaling"]:
+        rows.append(f"| {r['n']:,} | {r['code']} | {r['cycles_per_step']:,} | "
+                    f"{hz // max(1, r['cycles_per_step']):,} | {r['bytes_per_locus']:,} | "
+                    f"{r['spawn_cycles']:,} |")
+    rows.append("")
+    rows.append(f"deposit-to-reaction latency over {len(lat)} signals: "
+                f"{sorted(set(lat))} ticks (min {min(lat) if lat else '-'}, "
+                f"max {max(lat) if lat else '-'})")
+    rows.append(f"TSC {hz:,} Hz; -icount: {res['icount']}")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
