@@ -136,6 +136,9 @@ int cap_derive(cap_table_t *t, const cap_ref_t *parent, uint32_t owner,
 // CAP_OK if child is a narrowing of parent, else the CAP_E_W_* of the first widened field.
 int cap_scope_narrows(const cap_scope_t *parent, const cap_scope_t *child);
 int cap_check(cap_table_t *t, const cap_ref_t *c, uint32_t owner, const cap_req_t *r);
+// Audits a use that no capability of `owner` covers, so there is no handle to check:
+// a REFUSED record (reason CAP_E_OP, no slot). Returns CAP_E_OP, or CAP_E_AUDIT_FULL.
+int cap_refuse(cap_table_t *t, uint32_t owner, uint32_t op, uint32_t flavour, uint64_t now);
 void cap_epoch(cap_table_t *t);
 // Each removes a whole subtree (or several), one audit record per capability removed,
 // and stores the count; nothing happens unless the log has room for every record.

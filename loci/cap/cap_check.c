@@ -96,6 +96,16 @@ int cap_check(cap_table_t *t, const cap_ref_t *c, uint32_t owner, const cap_req_
     return CAP_OK;
 }
 
+int cap_refuse(cap_table_t *t, uint32_t owner, uint32_t op, uint32_t flavour, uint64_t now) {
+    if (t == NULL || op == 0 || (op & ~(uint32_t)CAP_ALL_RIGHTS) != 0) return CAP_E_ARG;
+    if (!cap_audit_room(t, 1)) return CAP_E_AUDIT_FULL;
+    uint64_t saved = t->now;
+    t->now = now ? now : t->now;
+    cap_audit_refused(t, CAP_E_OP, owner, owner, NULL, op, flavour, 0.0);
+    t->now = saved;
+    return CAP_E_OP;
+}
+
 void cap_epoch(cap_table_t *t) {
     for (uint32_t i = 0; i < t->capacity; i++) t->slots[i].used = 0.0;
 }

@@ -373,6 +373,21 @@ static mp_obj_t table_check(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(table_check_obj, 4, table_check);
 
+// refuse(owner, op, flavour=-1) -> the code audited (E_OP), or E_AUDIT_FULL: a use that no
+// capability of the owner covers, recorded though there is no handle to check.
+static mp_obj_t table_refuse(size_t n_args, const mp_obj_t *args) {
+    mp_int_t op = mp_obj_get_int(args[2]);
+    mp_int_t fl = n_args > 3 ? mp_obj_get_int(args[3]) : -1;
+    if (op <= 0 || op > CAP_ALL_RIGHTS || (op & (op - 1))) {
+        mp_raise_ValueError(MP_ERROR_TEXT("op must be one right"));
+    }
+    cap_table_t *t = table_of(args[0]);
+    int rc = cap_refuse(t, get_u32(args[1], "owner"), (uint32_t)op,
+        fl < 0 ? 0xffffffffu : (uint32_t)fl, 0);
+    return MP_OBJ_NEW_SMALL_INT(rc);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(table_refuse_obj, 3, 4, table_refuse);
+
 static mp_obj_t table_epoch(mp_obj_t self) {
     cap_epoch(table_of(self));
     return mp_const_none;
@@ -581,6 +596,7 @@ static const mp_rom_map_elem_t table_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_derive), MP_ROM_PTR(&table_derive_obj) },
     { MP_ROM_QSTR(MP_QSTR_check), MP_ROM_PTR(&table_check_obj) },
     { MP_ROM_QSTR(MP_QSTR_epoch), MP_ROM_PTR(&table_epoch_obj) },
+    { MP_ROM_QSTR(MP_QSTR_refuse), MP_ROM_PTR(&table_refuse_obj) },
     { MP_ROM_QSTR(MP_QSTR_revoke), MP_ROM_PTR(&table_revoke_obj) },
     { MP_ROM_QSTR(MP_QSTR_retire), MP_ROM_PTR(&table_retire_obj) },
     { MP_ROM_QSTR(MP_QSTR_expire), MP_ROM_PTR(&table_expire_obj) },

@@ -145,3 +145,20 @@ def cost(batches, n):
     print(f"\ncap check from Python, guest TSC cycles per call beyond an empty loop "
           f"({loop}/iteration): allowed {allowed}, refused and audited {refused}")
     assert allowed > 0 and refused > allowed      # a refusal also hashes a record
+
+
+def test_a_use_no_capability_names_is_still_audited(guest):
+    out = guest.paste("""
+import _cap
+T = _cap.Table(capacity=8, audit=4)
+n0 = T.audit_count()
+rc = T.refuse(42, _cap.DEPOSIT, 3)
+n1 = T.audit_count()
+rec = T.audit(1)[0]
+full = [T.refuse(42, _cap.SENSE) for _ in range(4)]
+""")
+    assert "Traceback" not in out, out
+    assert guest.eval("rc == _cap.E_OP and n1 == n0 + 1") == "True"
+    assert (guest.eval("(rec[1], rec[3], rec[4], rec[5], rec[10])")
+            == "('REFUSED', 42, 42, None, 'op not granted')")
+    assert guest.eval("full[-1] == _cap.E_AUDIT_FULL and T.audit_verify()") == "True"
