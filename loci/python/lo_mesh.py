@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # Console commands for the Loci mesh (re-exported by `lo`): ps, spawn, kill, caps,
-# audit, info, pause, step, resume, run. They act on the mesh made last, or on use_mesh(m).
+# audit, info, pause, step, resume, run. They act on the mesh made or chosen last.
 import mesh as _mesh
 
 import kernel
@@ -15,17 +15,18 @@ COLONIES = ("foraging", "bridge", "tasks", "healing", "hostile")
 def use_mesh(m):
     """Make `m` the mesh the console commands act on (and its field the one lo shows)."""
     import lo
-    _cur[0] = m
+    _mesh.LAST[0] = _cur[0] = m
     lo.use(m.field)
     return m
 
 
 def _m():
-    m = _cur[0]
+    """The mesh made (or chosen with use_mesh) last."""
+    m = _mesh.LAST[0]
     if m is None:
-        if _mesh.LAST[0] is None:
-            raise RuntimeError("no mesh yet: run('foraging') or use_mesh(mesh.Mesh([...]))")
-        m = use_mesh(_mesh.LAST[0])
+        raise RuntimeError("no mesh yet: run('foraging') or use_mesh(mesh.Mesh([...]))")
+    if m is not _cur[0]:
+        use_mesh(m)
     return m
 
 

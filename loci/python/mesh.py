@@ -417,10 +417,9 @@ class Mesh:
 
     def _refused(self, r, op, flavour, i, code):
         if code == -1:
-            # No capability names this flavour and operation: audited as a refused use
-            # of the Locus's first capability (a Locus with none cannot act at all).
-            if r.caps:
-                self.caps.check(r.caps[0][0], r.id, op, i, -1, -1, None, 0.0, self.now)
+            # No capability names this flavour and operation: nothing to check, but the
+            # refused use is audited all the same.
+            self.caps.refuse(r.id, op, i)
             why = "%s of %r not granted" % ("deposit" if op == _cap.DEPOSIT else "sense",
                                              flavour)
         else:

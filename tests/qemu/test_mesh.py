@@ -300,3 +300,17 @@ def test_hostile_loci_are_contained_beside_a_foraging_colony(g):
     alone, beside = ask(g, "(H['delivered_alone'], H['delivered'])")
     assert alone > 0 and abs(beside - alone) <= 0.1 * alone, (alone, beside)
     assert ask(g, "1 + 1") == 2
+
+
+def test_the_worked_example_in_mesh_md_runs(g):
+    from pathlib import Path
+    text = (Path(__file__).resolve().parents[2] / "loci" / "MESH.md").read_text()
+    block = text.split("```python\n", 1)[1].split("```", 1)[0]
+    src = "\n".join(line[4:] for line in block.splitlines()
+                    if line.startswith((">>> ", "... ")))
+    out = g.paste(src.replace("ps(); show('trail'); audit(5)", "ps()\naudit(5)"),
+                  timeout=120)
+    assert "Traceback" not in out, out
+    assert len(re.findall(r"grazer-\d\s+live", out)) == 4, out
+    assert "chain ok" in out
+    assert ask(g, "m.field.total('trail')") > 0
