@@ -40,6 +40,9 @@ uint64_t ktime_ticks(void);         // timer periods elapsed by the TSC, as of t
 uint32_t ktime_tick_hz(void);       // LAPIC timer rate
 // Change the timer rate (KTIMER_HZ_MIN..KTIMER_HZ_MAX); false if out of range.
 bool ktime_set_tick_hz(uint32_t hz);
+// The timer interrupt calls fn after each tick (interrupt context, interrupts off: it
+// must not allocate, block or take locks). NULL removes it. One hook at a time.
+void ktime_set_tick_hook(void (*fn)(void));
 uint64_t ktime_entry_tsc(void);     // TSC read by the first instruction of the kernel
 // ---- Interrupts ------------------------------------------------------------------------
 struct kirq_stats {

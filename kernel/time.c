@@ -85,9 +85,20 @@ static void advance_ticks(uint64_t now) {
     }
 }
 
+// Called from every timer interrupt after the tick count (the port's sampling profiler).
+static void (*volatile tick_hook)(void);
+
+void ktime_set_tick_hook(void (*fn)(void)) {
+    tick_hook = fn;
+}
+
 void ktime_tick(void) {
     advance_ticks(arch_rdtsc());
     uart_drain_rx();
+    void (*fn)(void) = tick_hook;
+    if (fn) {
+        fn();
+    }
 }
 
 void ktime_timer_started(uint32_t hz) {

@@ -125,6 +125,12 @@ uint32_t mp_hal_random_seed(void);
 // the minimal layout rebinds the one shared context instead (loci/python/mesh.py).
 #define MICROPY_PY_FUNCTION_ATTRS_CODE (1)
 
+// Call frames up to 64 words live on the C stack (1 MiB, kernel/config.h) instead of a
+// heap block allocated and freed on every call (vm/patches/0005; MicroPython's default
+// is 11 words, sized for small microcontroller stacks). Deep recursion still ends in
+// RecursionError through MICROPY_STACK_CHECK, a little sooner.
+#define MICROPY_VM_MAX_STATE_ON_STACK (sizeof(mp_uint_t) * 64)
+
 // ---- Budgeted calls (vm/budget, the `_budget` module) -------------------------------------
 // A budgeted call is stopped through the VM abort point (nlr_set_abort/nlr_jump_abort),
 // which Python try/except/finally cannot catch. The hooks charge the running call; idle
@@ -148,6 +154,42 @@ int budget_on_alloc(size_t n_bytes);
 #define MICROPY_GC_ALLOC_HOOK(n_bytes) \
     (__builtin_expect(budget_armed, 0) ? budget_on_alloc(n_bytes) : 0)
 #endif
+
+// ---- Profiler (vm/profile, the `_prof` module) -------------------------------------------
+// vm/patches/0006 publishes the running bytecode frame (prof_top, a chain of links on the
+// C stack) for the timer sampler, and counts calls and back edges per function in a
+// table of LOCIOS_PROF_SLOTS (power of two; LOCIOS_PROF_PROBES probes) keyed by bytecode.
+// Back edges are counted in the frame and added to the table every LOCIOS_PROF_BATCH
+// and when the frame leaves. A function's first hot event is at LOCIOS_PROF_HOT_FIRST
+// calls + back edges; each doubles the next. The sample ring holds LOCIOS_PROF_RING
+// (power of two) samples. LOCIOS_PROF_COUNTERS=0 compiles the counters out (only to
+// measure their cost); LOCIOS_PROF=0 the whole VM side.
+#ifndef LOCIOS_PROF
+#define LOCIOS_PROF              (1)
+#endif
+#ifndef LOCIOS_PROF_COUNTERS
+#define LOCIOS_PROF_COUNTERS     (LOCIOS_PROF)
+#endif
+#define LOCIOS_PROF_SLOTS        (512)
+#define LOCIOS_PROF_PROBES       (8)
+#define LOCIOS_PROF_BATCH        (64)
+#define LOCIOS_PROF_HOT_FIRST    (1024)
+#define LOCIOS_PROF_RING         (8192)
+#include "prof_vm.h"
+#if LOCIOS_PROF
+#define MICROPY_VM_HOOK_FRAME_ENTER prof_frame_t prof_frame_; prof_enter(&prof_frame_, code_state);
+#define MICROPY_VM_HOOK_FRAME_LEAVE(finished) \
+    prof_leave(&prof_frame_, MP_STATE_VM(prof_table), code_state->fun_bc->bytecode, (finished));
+#define MICROPY_NLR_JUMP_ABORT_HOOK prof_abort_unwind(MP_STATE_VM(nlr_abort));
+#endif
+#if LOCIOS_PROF_COUNTERS
+// A jump whose target is not after it is a back edge.
+#define MICROPY_VM_HOOK_FRAME_BRANCH \
+    if (ip <= code_state->ip && __builtin_expect(--prof_frame_.left == 0, 0)) { prof_batch(&prof_frame_); }
+#endif
+// Soft reset: stop sampling and forget the table (it pins blocks of the old heap).
+void prof_deinit(void);
+#define MICROPY_PORT_DEINIT_FUNC prof_deinit()
 
 // kernel.idle(fn): port/mphalport.c calls fn while the friendly REPL waits for input.
 // A soft reset must forget fn (it lived on the old heap).

@@ -29,3 +29,13 @@ CFLAGS_USERMOD += -I$(USERMOD_DIR)/budget
 
 BUDGET_OBJ := $(addprefix $(BUILD)/, $(patsubst $(USER_C_MODULES)/%.c,%.o,$(BUDGET_CORE_SRC) $(BUDGET_MOD_SRC)))
 $(BUDGET_OBJ): CFLAGS += -std=gnu11 -Wextra -isystem $(TOP) -isystem $(BUILD)
+
+# The profiler (vm/profile, README there; issue 7) and its binding `_prof` (vm/profile/mod).
+PROF_CORE_SRC := $(wildcard $(USERMOD_DIR)/profile/*.c)
+PROF_MOD_SRC := $(wildcard $(USERMOD_DIR)/profile/mod/*.c)
+SRC_USERMOD_C += $(PROF_MOD_SRC)
+SRC_USERMOD_LIB_C += $(PROF_CORE_SRC)
+CFLAGS_USERMOD += -I$(USERMOD_DIR)/profile
+
+PROF_OBJ := $(addprefix $(BUILD)/, $(patsubst $(USER_C_MODULES)/%.c,%.o,$(PROF_CORE_SRC) $(PROF_MOD_SRC)))
+$(PROF_OBJ): CFLAGS += -std=gnu11 -Wextra -isystem $(TOP) -isystem $(BUILD)

@@ -6,7 +6,6 @@ Compare an image built with the hooks against one built with LOCIOS_BUDGET_HOOKS
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
 
@@ -38,8 +37,7 @@ CASES = ("w", "f", "c")
 
 
 def measure(image: Path) -> dict[str, int]:
-    guestconsole.QemuProcess = functools.partial(guestconsole.QemuProcess, icount=True)
-    g = guestconsole.Guest(image)
+    g = guestconsole.Guest(image, icount=True)
     try:
         g.boot()
         g.paste(BENCH)
