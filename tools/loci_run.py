@@ -51,8 +51,9 @@ def run_seed(g: Guest, name: str, seed: int, opts: dict, timeout: float) -> dict
         i = g.child.expect([rb"RESULT (.*?)\r\n", rb"Traceback[^>]*>>> ", rb"\r\n"],
                            timeout=max(1.0, deadline - time.monotonic()))
         if i == 0:
+            text = g.child.match.group(1).decode()
             g.expect(">>> ")
-            return ast.literal_eval(g.child.match.group(1).decode())
+            return ast.literal_eval(text)
         if i == 1:
             raise RuntimeError("the colony raised:\n" + g.child.match.group(0).decode())
         line = g.child.before.decode("utf-8", "replace").strip()
@@ -96,7 +97,10 @@ def main() -> int:
     args = ap.parse_args()
     opts = dict(args.opt)
     g = Guest(args.image, icount=args.icount)
-    results = []
+    results: list[dict] = []
+    OUT.mkdir(parents=True, exist_ok=True)
+    tag = "".join(f"-{k}={v}" for k, v in opts.items())
+    path = OUT / re.sub(r"[^A-Za-z0-9_.=-]", "_", f"{args.name}{tag}.json")
     try:
         g.boot()
         out = g.run(f"import colonies.{args.name} as colonies_{args.name}")
@@ -109,13 +113,11 @@ def main() -> int:
             r["seed"] = s
             print(f"seed {s}: {r}  ({time.monotonic() - t:.0f} s)", file=sys.stderr)
             results.append(r)
+            # Written after every seed, so a long run interrupted keeps what it measured.
+            path.write_text(json.dumps({"colony": args.name, "opts": opts,
+                                        "results": results}, indent=1, default=repr))
     finally:
         g.close()
-    OUT.mkdir(parents=True, exist_ok=True)
-    tag = "".join(f"-{k}={v}" for k, v in opts.items())
-    path = OUT / re.sub(r"[^A-Za-z0-9_.=-]", "_", f"{args.name}{tag}.json")
-    path.write_text(json.dumps({"colony": args.name, "opts": opts, "results": results},
-                               indent=1, default=repr))
     print(f"\n{args.name} {opts or ''} over {len(results)} seeds ({path}):")
     for k, v in summarise([{k: v for k, v in r.items() if k != "seed"} for r in results]):
         print(f"  {k:28s} {v}")

@@ -39,6 +39,18 @@ class Ctx:
         """Leave `amount` of `flavour` at `where` (seen by everyone after the tick)."""
         self._m._deposit(self._l, flavour, amount, where)
 
+    def port_in(self, port, width=1):
+        """Read an x86 I/O port (1, 2 or 4 bytes): needs an `io` grant covering it."""
+        return self._m._port(self._l, port, width, None)
+
+    def port_out(self, port, value, width=1):
+        """Write an x86 I/O port: needs an `io` grant covering it."""
+        self._m._port(self._l, port, width, value)
+
+    def mem_read(self, addr, n):
+        """n bytes of physical memory at addr: needs a `mem` grant covering them."""
+        return self._m._mem(self._l, addr, n)
+
     def rand(self):
         """A 30-bit integer from this Locus's own seeded generator."""
         return self._l.next_rand()

@@ -460,6 +460,36 @@ class Mesh:
         r.deposits += 1
         self.field.deposit(flavour, where, amount, r.id)
 
+    def _hw(self, r, op, lo, n):
+        for c in r.caps:
+            if c[1] & op:
+                code = self.caps.check(c[0], r.id, op, -1, lo, -1, None, 0.0, self.now, n, 1)
+                if code == 0:
+                    return
+        if not any(c[1] & op for c in r.caps):
+            self.caps.refuse(r.id, op)
+            code = -1
+        self._violation(r, "%s 0x%x..0x%x %s" % (
+            "io" if op == _cap.IO else "mem", lo, lo + n - 1,
+            "not granted" if code == -1 else _cap.why(code)))
+
+    def _port(self, r, port, width, value):
+        if width not in (1, 2, 4) or not 0 <= port <= 0xFFFF - width + 1:
+            raise ValueError("a port is 0..0xffff and 1, 2 or 4 bytes wide")
+        self._hw(r, _cap.IO, port, width)
+        import machine
+        reg = (machine.port8, machine.port16, None, machine.port32)[width - 1]
+        if value is None:
+            return reg[port]
+        reg[port] = value
+
+    def _mem(self, r, addr, n):
+        if not 1 <= n <= 4096 or addr < 0:
+            raise ValueError("mem_read reads 1..4096 bytes at a non-negative address")
+        self._hw(r, _cap.MEM, addr, n)
+        import machine
+        return bytes(machine.mem8[addr + i] for i in range(n))
+
     def _goto(self, r, x, y):
         a = r.attend
         if a is None or "at" not in a:

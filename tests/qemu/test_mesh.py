@@ -314,3 +314,19 @@ def test_the_worked_example_in_mesh_md_runs(g):
     assert len(re.findall(r"grazer-\d\s+live", out)) == 4, out
     assert "chain ok" in out
     assert ask(g, "m.field.total('trail')") > 0
+
+
+def test_hardware_only_through_a_console_granted_range(g):
+    g.paste(r"""
+HW = new()
+READER = 'def step(ctx):\n    ctx.mem["lsr"] = ctx.port_in(0x3fd)\n'
+PROBE = 'def step(ctx):\n    ctx.port_in(0x60)\n'
+h1 = HW.spawn({'name': 'uart', 'code': READER, 'caps': [{'io': (0x3f8, 0x3ff)}]})
+h2 = HW.spawn({'name': 'probe', 'code': PROBE, 'caps': [{'io': (0x3f8, 0x3ff)}]})
+h3 = HW.spawn({'name': 'none', 'code': PROBE, 'caps': GRANT})
+HW.run(20)
+""")
+    assert ask(g, "HW.info(h1)['state'], HW.info(h1)['strikes']") == ("live", 0)
+    assert ask(g, "0 <= HW.loci[h1].mem['lsr'] <= 255") is True
+    assert ask(g, "HW.info(h2)['error']") == "capability: io 0x60..0x60 port outside grant"
+    assert ask(g, "HW.info(h3)['error']") == "capability: io 0x60..0x60 not granted"
