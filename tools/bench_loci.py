@@ -132,8 +132,9 @@ def main() -> int:
     ap.add_argument("--sizes", default="10,100,1000,10000")
     ap.add_argument("--steps", type=int, default=20000, help="locus-steps per size")
     ap.add_argument("--no-icount", action="store_true")
+    ap.add_argument("--image", type=Path, default=IMAGE)
     args = ap.parse_args()
-    g = Guest(IMAGE, icount=not args.no_icount)
+    g = Guest(args.image, icount=not args.no_icount)
     try:
         g.boot()
         out = g.paste(GUEST, timeout=120)

@@ -66,8 +66,11 @@ def summarise(results: list[dict]) -> list[tuple[str, str]]:
     keys = [k for k in results[0] if all(k in r for r in results)]
     for k in keys:
         vals = [r[k] for r in results]
-        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
-            rows.append((k, _stats([float(v) for v in vals])))
+        nums = [float(v) for v in vals
+                if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if nums and len(nums) + vals.count(None) == len(vals):
+            none = f"  ({vals.count(None)} of {len(vals)} None)" if None in vals else ""
+            rows.append((k, _stats(nums) + none))
         elif all(isinstance(v, (list, tuple)) for v in vals) and len({len(v) for v in vals}) == 1:
             for i in range(len(vals[0])):
                 col = [v[i] for v in vals]
