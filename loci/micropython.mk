@@ -23,4 +23,4 @@ $(LOCI_OBJ): CFLAGS += -std=gnu11 -Wextra -ffp-contract=off -isystem $(TOP) -isy
 
 # The field's frozen Python API (loci/python, listed in port/manifest.py): refreeze it
 # when it changes, as port/Makefile does for port/modules.
-$(BUILD)/frozen_content.c: $(wildcard $(USERMOD_DIR)/python/*.py)
+$(BUILD)/frozen_content.c: $(wildcard $(USERMOD_DIR)/python/*.py $(USERMOD_DIR)/python/*/*.py)
