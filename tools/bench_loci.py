@@ -94,28 +94,31 @@ def cap_cost():
 EMIT = '''
 def step(ctx):
     if ctx.tick % 7 == 3:
-        ctx.deposit("sig", 1.0, (1, 1))
-        ctx.deposit("ack", float(ctx.tick + 1), "sent")
+        ctx.deposit("sig", 2.0, (1, 1))
+        ctx.mem["sent"] = ctx.tick
 '''
 REACT = '''
 def step(ctx):
     if ctx.sense("sig", (1, 1)) > 0.5:
-        ctx.deposit("ack", float(ctx.tick + 1), "seen")
+        ctx.mem["seen"] = ctx.tick
 '''
 def latency(trials=20):
-    m = new(8)
-    m.spawn({'name': 'emit', 'code': EMIT, 'caps': CAPS})
-    m.spawn({'name': 'react', 'code': REACT, 'caps': CAPS,
-             'wake': {'flavour': 'sig', 'at': (1, 1), 'above': 0.5}})
+    # sig evaporates by half a tick: a deposit of 2 reads 1.0 in the next tick only.
+    m = mesh.Mesh([grid('g', 8, 8), grid('sig', 4, 4, E=0.5)], seed=1)
+    caps = [{'flavours': ['sig'], 'ops': ['sense', 'deposit']}]
+    e = m.spawn({'name': 'emit', 'code': EMIT, 'caps': caps})
+    r = m.spawn({'name': 'react', 'code': REACT, 'caps': caps,
+                 'wake': {'flavour': 'sig', 'at': (1, 1), 'above': 0.5}})
+    # The first reaction to each signal (the trace may stay above 0.5 a tick longer).
     out = []
-    for _ in range(trials * 7):
+    done = None
+    while len(out) < trials:
         m.round()
-        sent = m.field.sense('ack', 'sent')
-        seen = m.field.sense('ack', 'seen')
-        if sent and seen and seen >= sent and len(out) < trials:
-            if not out or out[-1][0] != sent:
-                out.append((sent, seen))
-    return [int(b - a) for a, b in out]
+        sent, seen = m.loci[e].mem.get('sent'), m.loci[r].mem.get('seen')
+        if sent is not None and sent != done and seen is not None and seen >= sent:
+            out.append(seen - sent)
+            done = sent
+    return out
 """
 
 

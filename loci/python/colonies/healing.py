@@ -36,7 +36,7 @@ def setup(m, seed=1, fraction=0.3, kill_at=KILL_AT, queen=True,
             "name": "queen", "code": src_queen.SOURCE,
             "caps": [{"flavours": ["census"], "ops": ["sense"]}] + ant["caps"] + [
                 {"spawn": True}],
-            "budget": {"ops": 20000, "alloc": 65536, "deposits": 64}, "restart": "on-failure",
+            "budget": {"ops": 20000, "alloc": 262144, "deposits": 64}, "restart": "on-failure",
             "attend": {"flavour": "census", "key": "ant"},
             "args": {"target": population, "burst": 8, "after": 2 * population // 10 + 20,
                      "code": ant["code"], "caps": ant["caps"], "budget": ant["budget"],
