@@ -9,6 +9,7 @@ the console would. Everything the guest prints is also appended to a log file.
 
 from __future__ import annotations
 
+import ast
 import re
 import time
 from pathlib import Path
@@ -73,6 +74,14 @@ class Guest:
 
     def eval(self, expr: str, timeout: float = 30) -> str:
         return self.run(expr, timeout=timeout).strip()
+
+    def ask(self, expr: str, timeout: float = 30):
+        """The value of expr, read back from its repr (numbers, strings, containers)."""
+        out = self.eval(expr, timeout=timeout)
+        try:
+            return ast.literal_eval(out)
+        except (ValueError, SyntaxError):
+            raise AssertionError(f"{expr!r} printed {out!r}") from None
 
     def paste(self, source: str, timeout: float = 30) -> str:
         """Sends a block in paste mode (Ctrl-E ... Ctrl-D), as a person pasting code."""

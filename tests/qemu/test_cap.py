@@ -5,10 +5,11 @@ one check costs (printed; the numbers belong in the report, not in an assertion)
 
 from __future__ import annotations
 
-import ast
 import re
 
 import pytest
+
+from guestconsole import Guest
 
 SETUP = """
 import _cap, time
@@ -20,12 +21,8 @@ c = t.derive(b, 3, rights=S, keys=(b'task:7',))
 """
 
 
-def ask(guest, expr: str):
-    out = guest.eval(expr)
-    try:
-        return ast.literal_eval(out)
-    except (ValueError, SyntaxError):
-        pytest.fail(f"{expr!r} printed {out!r}")
+# The value of an expression in the guest (AssertionError if it is not a literal).
+ask = Guest.ask
 
 
 @pytest.fixture(scope="module")

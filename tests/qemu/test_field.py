@@ -4,10 +4,11 @@ console helpers: values, queries, provenance, snapshots, replay, bad input."""
 
 from __future__ import annotations
 
-import ast
 import re
 
 import pytest
+
+from guestconsole import Guest
 
 SETUP = """
 from field import Field, Snapshot, grid, keyed, diff, FieldError
@@ -20,12 +21,8 @@ def state(f):
 """
 
 
-def ask(guest, expr: str):
-    out = guest.eval(expr)
-    try:
-        return ast.literal_eval(out)
-    except (ValueError, SyntaxError):
-        pytest.fail(f"{expr!r} printed {out!r}")
+# The value of an expression in the guest (AssertionError if it is not a literal).
+ask = Guest.ask
 
 
 @pytest.fixture(scope="module")

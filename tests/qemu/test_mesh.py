@@ -5,11 +5,12 @@ console and the background mesh."""
 
 from __future__ import annotations
 
-import ast
 import re
 import time
 
 import pytest
+
+from guestconsole import Guest
 
 SETUP = """
 import mesh, field, _cap
@@ -39,12 +40,8 @@ def step(ctx):
 """
 
 
-def ask(guest, expr: str):
-    out = guest.eval(expr)
-    try:
-        return ast.literal_eval(out)
-    except (ValueError, SyntaxError):
-        pytest.fail(f"{expr!r} printed {out!r}")
+# The value of an expression in the guest (AssertionError if it is not a literal).
+ask = Guest.ask
 
 
 @pytest.fixture(scope="module")
