@@ -45,7 +45,7 @@ def _rights(g):
 class Mesh:
     def __init__(self, flavours=(), seed=1, epoch=10, journal=4096, max_loci=1024,
                  caps=None, audit=65536, steps_per_round=0):
-        specs = list(flavours) + [field.keyed(TOMB, 256, E=0.001, min=0.01)]
+        specs = list(flavours) + [field.keyed(TOMB, max(256, max_loci), E=0.001, min=0.01)]
         self.field = field.Field(specs, journal=journal, depositors=2 * max_loci + 16)
         self.caps = _cap.Table(capacity=caps or 4 * max_loci + 64, audit=audit)
         self.layout = {}
@@ -68,6 +68,7 @@ class Mesh:
         self.respawns = []
         self.starting = []
         self.last_order = []          # ids stepped in the last round, in order
+        self.tombs_lost = 0
         self.halted = None
         self.now = 0                  # the field's tick, cached: ctx calls read it often
         LAST[0] = self
@@ -332,7 +333,11 @@ class Mesh:
         r.dump = self._dump(r)
         self.caps.retire(r.id)
         r.caps = []
-        self.field.deposit(TOMB, "L%d" % r.id, 1.0, MESH_ID)
+        try:
+            self.field.deposit(TOMB, "L%d" % r.id, 1.0, MESH_ID)
+        except field.FieldError:
+            # A full tomb flavour must not stop the mesh; the loss is counted.
+            self.tombs_lost += 1
         r.add_log(self.tick, "retired: " + why)
         # Let the GC have its code and state; the record stays for ps() and info().
         r.ns = r.ctx = r.step_fn = r.code = None

@@ -34,8 +34,10 @@ def setup(m, seed=1, fraction=0.3, kill_at=KILL_AT, queen=True,
     if queen:
         st["queen"] = m.spawn({
             "name": "queen", "code": src_queen.SOURCE,
-            "caps": [{"flavours": ["census"], "ops": ["sense"]}] + ant["caps"] + [
-                {"spawn": True}],
+            # Deposit rates are charged up the derivation chain, so the queen's grants
+            # carry no rate of their own: each child's derived grant has the ant's.
+            "caps": [{"flavours": ["census"], "ops": ["sense"]}]
+            + [dict(c, rate=None) for c in ant["caps"]] + [{"spawn": True}],
             "budget": {"ops": 20000, "alloc": 262144, "deposits": 64}, "restart": "on-failure",
             "attend": {"flavour": "census", "key": "ant"},
             "args": {"target": population, "burst": 8, "after": 2 * population // 10 + 20,
