@@ -69,6 +69,7 @@ class Mesh:
         self.starting = []
         self.last_order = []          # ids stepped in the last round, in order
         self.tombs_lost = 0
+        self.retired = 0              # records kept for ps()/info(); not counted as live
         self.halted = None
         self.now = 0                  # the field's tick, cached: ctx calls read it often
         LAST[0] = self
@@ -81,8 +82,8 @@ class Mesh:
     def spawn(self, manifest, _parent=None):
         """Spawn a Locus from a manifest with console authority; returns its id."""
         man = locus_manifest.check(manifest, self.layout)
-        if len(self.loci) >= self.max_loci:
-            raise ValueError("spawn: the mesh is full (%d Loci)" % self.max_loci)
+        if len(self.loci) - self.retired >= self.max_loci:
+            raise ValueError("spawn: the mesh is full (%d live Loci)" % self.max_loci)
         code, loaded, stored = self._code(man)
         rec = Record(self.next_id, man, self.seed)
         self.next_id += 1
@@ -329,6 +330,7 @@ class Mesh:
         if r.state == "retired":
             return
         r.state = "retired"
+        self.retired += 1
         r.error = why
         r.dump = self._dump(r)
         self.caps.retire(r.id)
@@ -354,6 +356,7 @@ class Mesh:
             r.log = old.log
             r.last_round = rn
             self.loci[lid] = r
+            self.retired -= 1         # the retired record it replaces
             try:
                 self._grant(r, None)
                 code, loaded, stored = self._code(r.man)

@@ -327,3 +327,13 @@ HW.run(20)
     assert ask(g, "0 <= HW.loci[h1].mem['lsr'] <= 255") is True
     assert ask(g, "HW.info(h2)['error']") == "capability: io 0x60..0x60 port outside grant"
     assert ask(g, "HW.info(h3)['error']") == "capability: io 0x60..0x60 not granted"
+
+
+def test_churn_neither_fills_the_mesh_nor_stops_it_on_a_full_tomb_flavour(g):
+    g.paste(r"""
+C = mesh.Mesh([grid('trail', 8, 8)], max_loci=4)
+for i in range(300):
+    C.kill(C.spawn({'name': 'brief', 'code': 'def step(ctx):\n    pass\n'}))
+C.run(2)
+""", timeout=300)
+    assert ask(g, "C.tombs_lost, C.retired, len(C.live())") == (300 - 256, 300, 0)
