@@ -12,51 +12,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
 
-import guestconsole  # noqa: E402
+from loopbench import N, measure  # noqa: E402
 
-BENCH = """
-import time
-def w(n):
-    i = 0
-    while i < n:
-        i += 1
-def f(n):
-    for i in range(n):
-        pass
-def g():
-    return 1
-def c(n):
-    for i in range(n):
-        g()
-def gen(n):
-    for i in range(n):
-        yield i
-def y(n):
-    for v in gen(n):
-        pass
-def t(fn, n):
-    t0 = time.ticks_cpu(); fn(n); return time.ticks_diff(time.ticks_cpu(), t0)
-"""
-N = 200000
 CASES = ("w", "f", "c", "y")
 
 
-def measure(image: Path) -> dict[str, int]:
-    g = guestconsole.Guest(image, icount=True)
-    try:
-        g.boot()
-        g.paste(BENCH)
-        out = {}
-        for case in CASES:
-            g.eval(f"t({case}, 1000)")  # warm up (TCG translation, first allocations)
-            out[case] = int(g.eval(f"t({case}, {N})", timeout=300))
-        return out
-    finally:
-        g.close()
-
-
 def main() -> None:
-    results = {img: measure(Path(img)) for img in sys.argv[1:]}
+    results = {img: measure(Path(img), CASES) for img in sys.argv[1:]}
     names = [Path(i).parent.parent.name for i in results]
     print(f"cycles per iteration, N={N}, -icount")
     print("case".ljust(6) + "".join(n.rjust(12) for n in names))
