@@ -18,7 +18,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH = ROOT / "qemu" / "launch.py"
-IMAGE = ROOT / "build" / "lociOS.img"
+# LOCIOS_IMAGE lets an engineer run the guest tests against an image built elsewhere
+# (make build BUILD=build/mine) while the default build/ is busy.
+IMAGE = Path(os.environ.get("LOCIOS_IMAGE", ROOT / "build" / "lociOS.img"))
 
 
 def _load_launcher():
