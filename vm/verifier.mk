@@ -7,6 +7,8 @@
 #                             function, ratio to mpy-cross parse+compile (bench.json)
 #   make verifier-bench-guest guest cycles per byte under -icount (bench_guest.json)
 #   make verifier-soundness   accepted mutants run on an ASan/UBSan/assert unix-port oracle
+#                             with the exact stack-bound probe, then the probe's negative
+#                             control (also alone: make verifier-stack-control)
 
 VRF_OUT := build/host/verifier
 VRF_SRC := $(wildcard vm/verifier/*.c) $(wildcard vm/verifier/*.h)
@@ -36,9 +38,18 @@ verifier-bench-guest: build
 	$(PY) vm/verifier/host/bench_guest.py
 
 # Mutation soundness against the unix port built with ASan/UBSan and DEBUG=1 asserts:
-# mutants the verifier accepts must run without a sanitizer report, assert or signal.
+# mutants the verifier accepts must run without a sanitizer report, assert or signal,
+# and every function must stay within the value-stack depth, exception nesting and
+# locals the verifier computed for it (vm/verifier/host/oracle, stackcheck.py).
+# The control lowers n_state / n_exc_stack of functions that fill them, checks that the
+# verifier refuses each and that the probe catches each when it runs anyway.
 VRF_SOUND_N ?= 2000
 VRF_SOUND_SEED ?= 1
-.PHONY: verifier-soundness
+VRF_CONTROL_N ?= 20
+.PHONY: verifier-soundness verifier-stack-control
 verifier-soundness: $(SETUP_STAMP)
 	$(PY) vm/verifier/host/soundness.py $(VRF_SOUND_N) $(VRF_SOUND_SEED)
+	$(PY) vm/verifier/host/stack_control.py $(VRF_CONTROL_N) $(VRF_SOUND_SEED)
+
+verifier-stack-control: $(SETUP_STAMP)
+	$(PY) vm/verifier/host/stack_control.py $(VRF_CONTROL_N) $(VRF_SOUND_SEED)

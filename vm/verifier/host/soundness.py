@@ -4,9 +4,13 @@ tests/basics module (byte changes, truncation, jump retargeting, prelude corrupt
 keep the mutants the verifier accepts in full, and run them on MicroPython's unix port
 built with AddressSanitizer, UBSan and the VM's asserts (DEBUG=1). A Python exception is
 fine; a sanitizer report, an assertion or a signal is a soundness failure.
-The oracle is built from the patched tree (vm/patches.mk), the VM LociOS runs.
+The oracle is built from the patched tree (vm/patches.mk), the VM LociOS runs, plus a
+host-only stack-bound probe (oracle/): every function that runs must stay within the
+value-stack depth, exception-block nesting and locals the verifier computed for it and
+within what its prelude allocates (stackcheck.py); stack_control.py is the negative control.
 
     soundness.py [--pristine] [N_ACCEPTED] [SEED] [TEXT]  -> build/host/verifier/soundness.json
+    (exit status 1 on any failure or stack-bound violation)
     (with TEXT, only the files containing it: "async with" aims at those handlers;
     --pristine: on an oracle built from the unpatched tree, for comparison)
     soundness.py --replay [--pristine] FILE.mpy...
@@ -15,35 +19,63 @@ The oracle is built from the patched tree (vm/patches.mk), the VM LociOS runs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import stackcheck as SC  # noqa: E402
 import vrf_host as H  # noqa: E402
 
 PATCHED_DIR = H.ROOT / "build" / "micropython-1.25.0-lociOS"
-ORACLE_BUILD = H.OUT / "unix-build-lociOS"
+PROBE_DIR = Path(__file__).resolve().parent / "oracle"
+PROBE_PATCH = PROBE_DIR / "oracle-stack.patch"
+ORACLE_SRC = H.OUT / "micropython-oracle"  # the patched tree plus PROBE_PATCH
+ORACLE_BUILD = H.OUT / "unix-build-oracle"
 PRISTINE_BUILD = H.OUT / "unix-build"
 OUT = H.OUT / "soundness.json"
 FAIL_DIR = H.OUT / "soundness-failures"
 
 
+def probe_tree() -> Path:
+    """The patched tree with the stack-bound probe patched in (host oracle only), copied
+    afresh whenever the patch set or the probe patch changes."""
+    subprocess.run(["make", "--no-print-directory", "-C", str(H.ROOT), "vm-patches"],
+                   check=True)
+    stamp = ORACLE_SRC / ".oracle-stack.sha256"
+    digest = hashlib.sha256((PATCHED_DIR / ".lociOS-patches.sha256").read_bytes()
+                            + PROBE_PATCH.read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest:
+        return ORACLE_SRC
+    tmp = ORACLE_SRC.with_name(ORACLE_SRC.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    shutil.copytree(PATCHED_DIR, tmp, symlinks=True)
+    subprocess.run(["patch", "-d", str(tmp), "-p1", "--batch", "--forward", "--quiet",
+                    "--no-backup-if-mismatch", "-r", "-", "-i", str(PROBE_PATCH)],
+                   check=True)
+    (tmp / stamp.name).write_text(digest)
+    shutil.rmtree(ORACLE_SRC, ignore_errors=True)
+    shutil.rmtree(ORACLE_BUILD, ignore_errors=True)  # every object from the old copy
+    tmp.rename(ORACLE_SRC)
+    return ORACLE_SRC
+
+
 def build_oracle(pristine: bool = False) -> Path:
-    """Builds (if needed) the sanitizer oracle; returns its executable."""
+    """Builds (if needed) the sanitizer oracle; returns its executable. The patched
+    oracle carries the stack-bound probe (oracle/); the pristine one does not."""
     if pristine:
-        tree, build = H.MPY_DIR, PRISTINE_BUILD
+        tree, build, probe = H.MPY_DIR, PRISTINE_BUILD, []
     else:
-        # The patched tree is remade by make whenever the patch set changes.
-        subprocess.run(["make", "--no-print-directory", "-C", str(H.ROOT), "vm-patches"],
-                       check=True)
-        tree, build = PATCHED_DIR, ORACLE_BUILD
+        tree, build = probe_tree(), ORACLE_BUILD
+        probe = [f"USER_C_MODULES={PROBE_DIR.parent}"]
     subprocess.run(
-        ["make", "-C", str(tree / "ports" / "unix"), "VARIANT=standard",
+        ["make", "-C", str(tree / "ports" / "unix"), "VARIANT=standard", *probe,
          f"BUILD={build}", "PROG=micropython", "DEBUG=1", "STRIP=",
          "MICROPY_PY_BTREE=0", "MICROPY_PY_SSL=0", "MICROPY_SSL_MBEDTLS=0",
          "MICROPY_PY_FFI=0", "FROZEN_MANIFEST=",
@@ -61,15 +93,24 @@ ENV = dict(os.environ, ASAN_OPTIONS="detect_leaks=0",
            UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
 
 
-def run_mutant(oracle: Path, mpy: bytes) -> tuple[str, int, str]:
-    """Imports mpy on the oracle: ("failure" | "ok" | "python_error" | "timeout", rc, stderr)."""
+def run_mutant(oracle: Path, mpy: bytes, probe_log: list[str] | None = None
+               ) -> tuple[str, int, str]:
+    """Imports mpy on the oracle: ("failure" | "ok" | "python_error" | "timeout", rc, stderr).
+    With probe_log, the stack-bound probe's log of the run is appended to it (also after
+    a timeout: it is written as the run goes)."""
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "mutant.mpy").write_bytes(mpy)
+        log = Path(tmp) / "probe.log"
         try:
-            p = subprocess.run([str(oracle), "-c", "import mutant"], cwd=tmp, env=ENV,
+            p = subprocess.run([str(oracle), "-c", "import mutant"], cwd=tmp,
+                               env=dict(ENV, LOCI_ORACLE_LOG=str(log)),
                                capture_output=True, timeout=5, stdin=subprocess.DEVNULL)
         except subprocess.TimeoutExpired:
-            return "timeout", 0, ""
+            p = None
+        if probe_log is not None:
+            probe_log.append(log.read_text() if log.exists() else "")
+    if p is None:
+        return "timeout", 0, ""
     err = p.stderr.decode("utf-8", "replace")
     # A C assert prints "Assertion `...' failed"; Python's AssertionError is a test's
     # own check failing on mutated code, which is fine.
@@ -84,11 +125,16 @@ def replay(args: list[str]) -> None:
     oracle = build_oracle(pristine)
     for f in (a for a in args if a != "--pristine"):
         data = Path(f).read_bytes()
-        verdicts = H.verify_mpy(H.parse_mpy(data))
-        kind, rc, err = run_mutant(oracle, data)
+        mpy = H.parse_mpy(data)
+        verdicts = H.verify_mpy(mpy)
+        logs: list[str] | None = None if pristine else []
+        kind, rc, err = run_mutant(oracle, data, logs)
         last = err.strip().splitlines()[-1] if err.strip() else ""
         print(f"{Path(f).name}: verifier {'accepts' if all(v.ok for v in verdicts) else 'refuses'}"
               f", {'pristine' if pristine else 'patched'} oracle: {kind} (rc {rc}) {last}")
+        if logs is not None:
+            rep = SC.check(logs[0], mpy.root, {v.path: v for v in verdicts})
+            print(f"  stack check: {rep.ran} functions ran, violations {rep.violations}")
 
 
 def _uint(v: int) -> bytes:
@@ -173,7 +219,11 @@ def main() -> None:
     mods = [(f, H.mpy_cross(f, f.name)) for f in files]
     stats = {"tried": 0, "accepted": 0, "ran_ok": 0, "python_error": 0, "timeout": 0,
              "failures": 0}
+    # The exact stack-bound check (stackcheck.py), on the patched oracle's probe only.
+    stack = {"functions_ran": 0, "at_max_depth": 0, "at_max_blocks": 0,
+             "stack_violations": 0} if not pristine else {}
     failures = []
+    violations = []
     while stats["accepted"] < want and stats["tried"] < want * 400:
         f, data = rng.choice(mods)
         mpy = H.parse_mpy(data)
@@ -183,11 +233,25 @@ def main() -> None:
         if new == target.code or not new:
             continue
         target.code = new
-        if not all(v.ok for v in H.verify_mpy(mpy)):
+        verdicts = H.verify_mpy(mpy)
+        if not all(v.ok for v in verdicts):
             continue
         stats["accepted"] += 1
         mutant = serialize(data, mpy.root)
-        kind, rc, err = run_mutant(oracle, mutant)
+        logs: list[str] | None = None if pristine else []
+        kind, rc, err = run_mutant(oracle, mutant, logs)
+        if logs is not None:
+            rep = SC.check(logs[0], mpy.root, {v.path: v for v in verdicts})
+            stack["functions_ran"] += rep.ran
+            stack["at_max_depth"] += rep.at_depth_bound
+            stack["at_max_blocks"] += rep.at_exc_bound
+            if rep.violations:
+                stack["stack_violations"] += 1
+                FAIL_DIR.mkdir(parents=True, exist_ok=True)
+                keep = FAIL_DIR / f"{f.stem}-{stats['accepted']}-stack.mpy"
+                keep.write_bytes(mutant)
+                violations.append({"file": f.name, "mpy": str(keep),
+                                   "violations": rep.violations[:8]})
         if kind == "failure":
             stats["failures"] += 1
             FAIL_DIR.mkdir(parents=True, exist_ok=True)
@@ -197,12 +261,18 @@ def main() -> None:
                              "stderr": err[-600:]})
         else:
             stats[{"ok": "ran_ok"}.get(kind, kind)] += 1
-    result = {**stats, "failures_detail": failures}
+    result = {**stats, **stack, "failures_detail": failures,
+              "stack_violations_detail": violations}
     out = OUT.with_name("soundness-pristine.json") if pristine else OUT
     out.write_text(json.dumps(result, indent=1) + "\n")
-    print(json.dumps(stats))
+    print(json.dumps({**stats, **stack}))
     for fl in failures[:5]:
         print(fl["file"], fl["rc"], fl["stderr"][-300:])
+    for vl in violations[:5]:
+        print(vl["file"], vl["mpy"], vl["violations"][:2])
+    # A probe that saw nothing run proves nothing: that is a failure of the check too.
+    if failures or violations or (stack and stack["functions_ran"] == 0):
+        sys.exit(1)
 
 
 if __name__ == "__main__":
