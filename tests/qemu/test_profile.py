@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """The profiler in the guest (`_prof`, `prof`; vm/profile): a hot loop is first in
 prof.hot() with its source line, the always-on counters count calls and back edges
-exactly, samples survive a collection and a Ctrl-C, and 10 kHz sampling leaves the REPL
-working."""
+exactly (running frames included), samples survive a collection and a Ctrl-C, and
+10 kHz sampling leaves the REPL working."""
 
 from __future__ import annotations
 
@@ -44,6 +44,10 @@ def many_bad(m):
             bad(3)
         except ValueError:
             pass
+def inner(n):
+    for i in range(n):
+        pass
+    return count(inner)
 """
 HOT_LINE = 7
 
@@ -67,7 +71,7 @@ def test_hot_loop_is_first_with_its_line(guest):
 
 def test_counters_are_exact(guest):
     guest.run("_prof.reset()")
-    guest.run("k(7); k(7); k(1000)")   # 1000 back edges cross the in-frame batch
+    guest.run("k(7); k(7); k(1000)")
     assert guest.eval("count(k)") == "[(3, 1014)]"
     guest.run("many_bad(5)")
     assert guest.eval("count(bad)") == "[(5, 15)]"      # a raise finishes a call too
@@ -79,6 +83,29 @@ def test_counters_are_exact(guest):
     # Threshold and back-off: k has 1017 + 1 calls/back edges past 1024 -> one event.
     guest.run("k(10)")
     assert guest.eval("[c[3] for c in _prof.counters() if c[0] is k]") == "[1]"
+    # 4 calls + 1024 back edges now; the next event is at 2048, exactly.
+    guest.run("k(1018)")
+    assert guest.eval("[c[1:] for c in _prof.counters() if c[0] is k]") == "[(5, 2042, 1)]"
+    guest.run("k(0)")
+    assert guest.eval("[c[1:] for c in _prof.counters() if c[0] is k]") == "[(6, 2042, 2)]"
+    # A running frame's back edges are in the table as soon as anyone reads it.
+    guest.run("_prof.reset()")
+    assert guest.eval("inner(100)") == "[(0, 100)]"
+    assert guest.eval("count(inner)") == "[(1, 100)]"
+
+
+def test_vm_abort_counts_back_edges_not_calls(guest):
+    # _budget stops spin_q with nlr_jump_abort, which skips its frame's exit: the skipped
+    # frame's back edges still reach the table, it is not a call, and the chain of
+    # running frames is intact afterwards (counting and reading go on exactly).
+    guest.paste("import _budget\ndef spin_q(x):\n    while True:\n        pass\n")
+    guest.run("_prof.reset()")
+    assert guest.eval("_budget.run(spin_q, 0, 1000, 0, 0)[0]") == "2"   # OPS: stopped
+    calls, back = ast.literal_eval(guest.eval("count(spin_q)"))[0]
+    assert calls == 0 and 0 < back <= 1000, (calls, back)
+    guest.run("k(7)")
+    assert guest.eval("count(k)") == "[(1, 7)]"
+    assert guest.eval("inner(5)") == "[(0, 5)]"
 
 
 def test_samples_survive_gc_and_ctrl_c(guest):

@@ -109,10 +109,24 @@ void prof_get_stats(struct prof_stats *out) {
 // ---- Counters --------------------------------------------------------------------------
 // A function's slot is found by linear probing from its home index. New slots are
 // made only outside a collection (a finaliser's function may die in the same sweep).
+// Exits add calls and back edges to the slot (prof_leave); the hot events are settled
+// from those counts whenever someone reads them (prof_settle), so the exit path stays
+// a mask, a compare and two adds.
+typedef struct prof_heat {
+    uint64_t next_hot;      // calls + back at which the next hot event fires
+    uint64_t hot;           // hot events so far
+} prof_heat_t;
+static prof_heat_t heat[LOCIOS_PROF_SLOTS];
+
+static size_t home_of(const void *key) {
+    return ((uintptr_t)key >> 4) & (LOCIOS_PROF_SLOTS - 1);
+}
+
 static prof_slot_t *find_slot(const void *key, const void *fun, bool make) {
-    size_t home = ((uintptr_t)key >> 4) & (LOCIOS_PROF_SLOTS - 1);
+    size_t home = home_of(key);
     for (size_t i = 0; i < LOCIOS_PROF_PROBES; i++) {
-        prof_slot_t *s = &TABLE[(home + i) & (LOCIOS_PROF_SLOTS - 1)];
+        size_t at = (home + i) & (LOCIOS_PROF_SLOTS - 1);
+        prof_slot_t *s = &TABLE[at];
         if (s->key == key) {
             return s;
         }
@@ -121,7 +135,7 @@ static prof_slot_t *find_slot(const void *key, const void *fun, bool make) {
                 return NULL;
             }
             s->fun = fun;
-            s->next_hot = LOCIOS_PROF_HOT_FIRST;
+            heat[at].next_hot = LOCIOS_PROF_HOT_FIRST;
             __asm__ volatile ("" ::: "memory");
             s->key = key;
             return s;
@@ -130,18 +144,7 @@ static prof_slot_t *find_slot(const void *key, const void *fun, bool make) {
     return NULL;
 }
 
-// Threshold and back-off: a slot's first hot event fires when calls + back edges reach
-// LOCIOS_PROF_HOT_FIRST; each event doubles the threshold, so a function that stays hot
-// is reported about log2(count) times, not on every call (the optimiser reads `hot`).
-void prof_hot(prof_slot_t *s) {
-    while (s->calls + s->back >= s->next_hot) {
-        s->hot++;
-        stats.hot++;
-        s->next_hot = s->next_hot * 2;
-    }
-}
-
-static void add(prof_frame_t *f, uint64_t calls, uint64_t back) {
+static void add(const prof_frame_t *f, uint64_t calls, uint64_t back) {
     const mp_obj_fun_bc_t *fun = f->cs->fun_bc;
     prof_slot_t *s = find_slot(fun->bytecode, fun, true);
     if (s == NULL) {
@@ -150,18 +153,11 @@ static void add(prof_frame_t *f, uint64_t calls, uint64_t back) {
     }
     s->calls += calls;
     s->back += back;
-    prof_hot(s);
 }
 
-void prof_leave_slow(prof_frame_t *f, prof_slot_t *table, const void *key, int finished) {
-    (void)table;
+void prof_leave_slow(prof_frame_t *f, const void *key, int finished) {
     (void)key;
-    add(f, (uint64_t)finished, LOCIOS_PROF_BATCH - f->left);
-}
-
-void prof_batch(prof_frame_t *f) {
-    f->left = LOCIOS_PROF_BATCH;
-    add(f, 0, LOCIOS_PROF_BATCH);
+    add(f, (uint64_t)finished, f->back);
 }
 
 // The frames nlr_jump_abort is about to skip are intact until it jumps: count their
@@ -170,11 +166,44 @@ void prof_abort_unwind(const void *abort_point) {
     prof_frame_t *f = prof_top;
     while (f != NULL && (uintptr_t)f < (uintptr_t)abort_point) {
         #if LOCIOS_PROF_COUNTERS
-        add(f, 0, LOCIOS_PROF_BATCH - f->left);
+        add(f, 0, f->back);
         #endif
         f = f->prev;
         prof_top = f;
     }
+}
+
+// Threshold and back-off: a slot's first hot event fires when calls + back edges reach
+// LOCIOS_PROF_HOT_FIRST; each event doubles the threshold, so a function that stays hot
+// is reported about log2(count) times, not on every call (the optimiser reads `hot`).
+// Settling first moves the back edges still held by running frames (every published
+// link: their frames are live, and this is thread context) into the table, so reads
+// see exact counts; then it fires every threshold crossed since the last read, which
+// gives the same events as testing at every exit would have.
+void prof_settle(void) {
+    #if LOCIOS_PROF_COUNTERS
+    for (prof_frame_t *f = prof_top; f != NULL; f = f->prev) {
+        if (f->back != 0) {
+            add(f, 0, f->back);
+            f->back = 0;
+        }
+    }
+    #endif
+    for (size_t i = 0; i < LOCIOS_PROF_SLOTS; i++) {
+        const prof_slot_t *s = &TABLE[i];
+        if (s->key == NULL) {
+            continue;
+        }
+        while (s->calls + s->back >= heat[i].next_hot) {
+            heat[i].hot++;
+            stats.hot++;
+            heat[i].next_hot *= 2;
+        }
+    }
+}
+
+uint64_t prof_hot_events(size_t slot) {
+    return heat[slot].hot;
 }
 
 const prof_slot_t *prof_table(void) {
@@ -184,6 +213,7 @@ const prof_slot_t *prof_table(void) {
 void prof_reset(void) {
     for (size_t i = 0; i < LOCIOS_PROF_SLOTS; i++) {
         TABLE[i] = (prof_slot_t){0};
+        heat[i] = (prof_heat_t){0};
     }
     prof_sample_t s;
     while (prof_pop(&s)) {

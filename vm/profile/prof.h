@@ -45,7 +45,11 @@ typedef struct prof_where {
 void prof_where(const mp_obj_fun_bc_t *fun, const byte *ip, prof_where_t *out);
 const byte *prof_code_start(const mp_obj_fun_bc_t *fun);
 
-// The counters table (LOCIOS_PROF_SLOTS entries; key NULL = empty).
+// The counters table (LOCIOS_PROF_SLOTS entries; key NULL = empty). Call prof_settle()
+// before reading it (or the stats' `hot`): it adds the back edges running frames still
+// hold and fires the hot events the counts have crossed.
 const prof_slot_t *prof_table(void);
+void prof_settle(void);
+uint64_t prof_hot_events(size_t slot);
 
 #endif

@@ -10,13 +10,13 @@ struct _mp_code_state_t;
 
 // One counted function, keyed by its bytecode (fun_bc->bytecode). The table lives in
 // the GC's root pointers, so `key` and `fun` keep what they name alive until reset.
+// 32 bytes, so a frame exit finds the home slot with one mask and a scaled address.
+// The hot-event state (threshold, events) is kept apart in prof.c: exits never touch it.
 typedef struct prof_slot {
     const void *key;        // the bytecode (shared by every closure of one def)
     const void *fun;        // the first function object seen running it
     uint64_t calls;         // frames that finished (returned or raised)
     uint64_t back;          // backward jumps taken
-    uint64_t next_hot;      // calls + back at which the next hot event fires
-    uint64_t hot;           // hot events so far
 } prof_slot_t;
 
 // One sample as the timer interrupt wrote it: the running function object and its ip.
@@ -32,14 +32,12 @@ typedef struct prof_sample {
 typedef struct prof_frame {
     const struct _mp_code_state_t *cs;
     struct prof_frame *prev;
-    uint32_t left;          // back edges still to come before the next batch flush
+    uint64_t back;          // back edges taken in this frame, not yet in the table
 } prof_frame_t;
 
 extern prof_frame_t *volatile prof_top;
 
-void prof_batch(prof_frame_t *f);
-void prof_hot(prof_slot_t *s);
-void prof_leave_slow(prof_frame_t *f, prof_slot_t *table, const void *key, int finished);
+void prof_leave_slow(prof_frame_t *f, const void *key, int finished);
 void prof_abort_unwind(const void *abort_point);
 
 #define PROF_ALWAYS_INLINE static inline __attribute__((always_inline))
@@ -49,29 +47,55 @@ void prof_abort_unwind(const void *abort_point);
 PROF_ALWAYS_INLINE void prof_enter(prof_frame_t *f, const struct _mp_code_state_t *cs) {
     f->cs = cs;
     f->prev = prof_top;
-    f->left = LOCIOS_PROF_BATCH;
+    f->back = 0;
     __asm__ volatile ("" ::: "memory");
     prof_top = f;
 }
 
-// Unpublish f while it is still intact, then count it: the table slot is found at its
-// home index by one compare; anything else (collision, first sight) and the hot event
-// are out of line.
+// A jump from `jump` to `target` is a back edge when the target is not after it. The
+// compare sets the carry for a forward jump (jump < target) and `sbb $-1` adds 1 - carry:
+// two instructions and no branch (C's `back += target <= jump` compiles to four).
+PROF_ALWAYS_INLINE void prof_branch(prof_frame_t *f, const void *target, const void *jump) {
+    __asm__ ("cmpq %[t], %[j]\n\tsbbq $-1, %[n]"
+        : [n] "+m" (f->back)
+        : [t] "r" (target), [j] "rm" (jump)
+        : "cc");
+}
+
+// Unpublish f while it is still intact, then count it into its home slot: one mask, one
+// compare, two adds (a collision or a first sight goes out of line). No threshold test
+// here: hot events are settled when the counters are read (prof_settle). In asm because
+// GCC spends an extra lea on the slot address and pairs the adds into SSE (six
+// instructions for two adds); `table` must be a link-time constant (it is
+// MP_STATE_VM(prof_table)), used as the displacement of a scaled index: a slot is 32
+// bytes, so &table[(key >> 4) & (SLOTS - 1)] = table + 2 * (key & ((SLOTS - 1) << 4)).
 PROF_ALWAYS_INLINE void prof_leave(prof_frame_t *f, prof_slot_t *table, const void *key,
     int finished) {
     prof_top = f->prev;
     __asm__ volatile ("" ::: "memory");
     #if LOCIOS_PROF_COUNTERS
-    prof_slot_t *s = &table[((uintptr_t)key >> 4) & (LOCIOS_PROF_SLOTS - 1)];
-    if (__builtin_expect(s->key == key, 1)) {
-        s->calls += finished;
-        s->back += LOCIOS_PROF_BATCH - f->left;
-        if (__builtin_expect(s->calls + s->back >= s->next_hot, 0)) {
-            prof_hot(s);
-        }
+    _Static_assert(sizeof(prof_slot_t) == 32, "prof_slot_t is 32 bytes");
+    uintptr_t at = (uintptr_t)key & ((uintptr_t)(LOCIOS_PROF_SLOTS - 1) << 4);
+    uint64_t back = f->back;
+    if (finished) {
+        __asm__ goto (
+            "cmpq %[key], %c[tab](,%[at],2)\n\t"
+            "jne %l[miss]\n\t"
+            "addq $1, %c[tab]+16(,%[at],2)\n\t"
+            "addq %[back], %c[tab]+24(,%[at],2)"
+            : : [key] "r" (key), [at] "r" (at), [back] "r" (back), [tab] "i" (table)
+            : "cc", "memory" : miss);
     } else {
-        prof_leave_slow(f, table, key, finished);
+        __asm__ goto (
+            "cmpq %[key], %c[tab](,%[at],2)\n\t"
+            "jne %l[miss]\n\t"
+            "addq %[back], %c[tab]+24(,%[at],2)"
+            : : [key] "r" (key), [at] "r" (at), [back] "r" (back), [tab] "i" (table)
+            : "cc", "memory" : miss);
     }
+    return;
+miss:
+    prof_leave_slow(f, key, finished);
     #else
     (void)table;
     (void)key;

@@ -49,6 +49,7 @@ static MP_DEFINE_CONST_FUN_OBJ_0(prof_samples_obj, prof_samples_fn);
 
 // counters(): [(function, calls, back_edges, hot_events)] for every counted function.
 static mp_obj_t prof_counters_fn(void) {
+    prof_settle();
     mp_obj_t list = mp_obj_new_list(0, NULL);
     const prof_slot_t *t = prof_table();
     for (size_t i = 0; i < LOCIOS_PROF_SLOTS; i++) {
@@ -59,7 +60,7 @@ static mp_obj_t prof_counters_fn(void) {
             MP_OBJ_FROM_PTR(t[i].fun),
             mp_obj_new_int_from_ull(t[i].calls),
             mp_obj_new_int_from_ull(t[i].back),
-            mp_obj_new_int_from_ull(t[i].hot),
+            mp_obj_new_int_from_ull(prof_hot_events(i)),
         };
         mp_obj_list_append(list, mp_obj_new_tuple(4, item));
     }
@@ -95,6 +96,7 @@ static MP_DEFINE_CONST_FUN_OBJ_2(prof_where_obj, prof_where_fn);
 
 static mp_obj_t prof_stats_fn(void) {
     struct prof_stats s;
+    prof_settle();
     prof_get_stats(&s);
     mp_obj_t d = mp_obj_new_dict(8);
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_taken), mp_obj_new_int_from_ull(s.taken));
