@@ -159,11 +159,11 @@ int budget_on_alloc(size_t n_bytes);
 // vm/patches/0006 publishes the running bytecode frame (prof_top, a chain of links on the
 // C stack) for the timer sampler, and counts calls and back edges per function in a
 // table of LOCIOS_PROF_SLOTS (power of two; LOCIOS_PROF_PROBES probes) keyed by bytecode.
-// Back edges are counted in the frame and added to the table every LOCIOS_PROF_BATCH
-// and when the frame leaves. A function's first hot event is at LOCIOS_PROF_HOT_FIRST
-// calls + back edges; each doubles the next. The sample ring holds LOCIOS_PROF_RING
-// (power of two) samples. LOCIOS_PROF_COUNTERS=0 compiles the counters out (only to
-// measure their cost); LOCIOS_PROF=0 the whole VM side.
+// Back edges are counted in the frame's link and added to the table when the frame
+// leaves, or when the counters are read (prof_settle). A function's first hot event is
+// at LOCIOS_PROF_HOT_FIRST calls + back edges; each doubles the next. The sample ring
+// holds LOCIOS_PROF_RING (power of two) samples. LOCIOS_PROF_COUNTERS=0 compiles the
+// counters out (only to measure their cost); LOCIOS_PROF=0 the whole VM side.
 #ifndef LOCIOS_PROF
 #define LOCIOS_PROF              (1)
 #endif
@@ -172,24 +172,41 @@ int budget_on_alloc(size_t n_bytes);
 #endif
 #define LOCIOS_PROF_SLOTS        (512)
 #define LOCIOS_PROF_PROBES       (8)
-#define LOCIOS_PROF_BATCH        (64)
 #define LOCIOS_PROF_HOT_FIRST    (1024)
 #define LOCIOS_PROF_RING         (8192)
 #include "prof_vm.h"
+// Frame enter = the profiler's link, then one line per other user (the rewriter's
+// aggressive mode, vm/rewrite). LOCIOS_PROF=0 drops only the link, so bench_prof.py's
+// reference image keeps the other lines and measures the profiler alone.
 #if LOCIOS_PROF
-#define MICROPY_VM_HOOK_FRAME_ENTER prof_frame_t prof_frame_; prof_enter(&prof_frame_, code_state);
+#define LOCIOS_PROF_FRAME_ENTER prof_frame_t prof_frame_; prof_enter(&prof_frame_, code_state);
 #define MICROPY_VM_HOOK_FRAME_LEAVE(finished) \
     prof_leave(&prof_frame_, MP_STATE_VM(prof_table), code_state->fun_bc->bytecode, (finished));
 #define MICROPY_NLR_JUMP_ABORT_HOOK prof_abort_unwind(MP_STATE_VM(nlr_abort));
+#else
+#define LOCIOS_PROF_FRAME_ENTER
 #endif
+#define MICROPY_VM_HOOK_FRAME_ENTER LOCIOS_PROF_FRAME_ENTER \
+    { extern uint8_t rw_enter_flags; extern void rw_frame_enter(struct _mp_code_state_t *); if (__builtin_expect(rw_enter_flags, 0)) { rw_frame_enter(code_state); } }
 #if LOCIOS_PROF_COUNTERS
-// A jump whose target is not after it is a back edge.
-#define MICROPY_VM_HOOK_FRAME_BRANCH \
-    if (ip <= code_state->ip && __builtin_expect(--prof_frame_.left == 0, 0)) { prof_batch(&prof_frame_); }
+// A jump whose target is not after it is a back edge (ip: the target; code_state->ip:
+// the jump itself).
+#define MICROPY_VM_HOOK_FRAME_BRANCH prof_branch(&prof_frame_, ip, code_state->ip);
 #endif
 // Soft reset: stop sampling and forget the table (it pins blocks of the old heap).
+// The optimiser's call recorder (vm/rewrite/mod/rw_record.c) writes into slots on the old
+// heap: stop it too.
 void prof_deinit(void);
-#define MICROPY_PORT_DEINIT_FUNC prof_deinit()
+void rw_record_stop(void);
+#define MICROPY_PORT_DEINIT_FUNC prof_deinit(); rw_record_stop()
+
+// ---- Rewritten opcodes (vm/rewrite, issue 7) ----------------------------------------------
+// vm/patches/0007: py/vm.c includes the bodies inside its dispatch, vmentrytable.h the
+// computed-goto entries. Both are included at block scope and need rw_opcodes.h's numbers
+// and undo map (inline functions) declared at file scope first, hence the include here.
+#include "rw_opcodes.h"
+#define MICROPY_VM_EXTRA_OPCODES_H "rw_ops.h"
+#define MICROPY_VM_EXTRA_ENTRIES_H "rw_entries.h"
 
 // kernel.idle(fn): port/mphalport.c calls fn while the friendly REPL waits for input.
 // A soft reset must forget fn (it lived on the old heap).

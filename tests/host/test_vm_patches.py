@@ -78,6 +78,21 @@ def test_patches_change_what_they_say(fresh_patched):
         fresh_patched / "py" / "objtype.c").read_text()
 
 
+
+def test_rewrite_opcodes_patch_hooks_the_dispatch(fresh_patched):
+    """0007: the port's opcode bodies are included inside the dispatch (before the MULTI
+    entries and the default case) and its table entries inside the computed-goto table;
+    the pristine tree has neither hook."""
+    vm = (fresh_patched / "py" / "vm.c").read_text()
+    hook = vm.index("#include MICROPY_VM_EXTRA_OPCODES_H")
+    assert vm.index("ENTRY(MP_BC_IMPORT_STAR)") < hook < vm.index(
+        "ENTRY(MP_BC_LOAD_CONST_SMALL_INT_MULTI)") < vm.index("ENTRY_DEFAULT:")
+    table = (fresh_patched / "py" / "vmentrytable.h").read_text()
+    entries = table.index("#include MICROPY_VM_EXTRA_ENTRIES_H")
+    assert table.index("&&entry_MP_BC_BINARY_OP_MULTI,") < entries < table.index("};")
+    for f in ("vm.c", "vmentrytable.h"):
+        assert "MICROPY_VM_EXTRA_" not in (PRISTINE / "py" / f).read_text()
+
 # ---- vm/patches.mk itself, on a toy tree --------------------------------------------
 
 TOY_MAKEFILE = """\

@@ -1,0 +1,504 @@
+# SPDX-License-Identifier: MIT
+"""The rewritten opcodes of vm/patches/0007 (vm/rewrite/rw_ops.h) in the guest, without the
+rewriter: each test compiles one source twice, patches the head byte of one pattern in one
+twin by hand (`_rwops.poke`) and requires both twins to give the same value, exception
+type and traceback text (so the same line numbers) over many arguments: small-int
+boundaries (small ints are 63-bit here: -2**62 .. 2**62-1), big ints, floats, strings,
+lists, user classes, unbound locals, zero divisors, negative shifts, bad indices. Guard
+misses are counted too, which proves the new opcode ran."""
+
+from __future__ import annotations
+
+import ast
+import time
+
+# Guest-side harness. decode() walks the opcode area with MicroPython's operand formats
+# (py/bc0.h: MP_BC_FORMAT, MP_BC_MASK_EXTRA_BYTE) so patterns are found at instruction
+# starts only; find() returns the head offset of the first match.
+HARNESS = r"""
+import _rwops, io, sys, _budget
+def decode(c):
+    out = []
+    i = 0
+    while i < len(c):
+        op = c[i]
+        j = i + 1
+        f = (0x3a4 >> 2 * (op >> 4)) & 3
+        if f == 1 or f == 2:
+            while j < len(c) and c[j] & 0x80:
+                j += 1
+            j += 1
+        elif f == 3:
+            j += 2 if j < len(c) and c[j] & 0x80 else 1
+        if op & 0x9e == 0:
+            j += 1
+        out.append((i, op))
+        i = j
+    return out
+def find(fn, pat):
+    ins = decode(_rwops.code(fn))
+    for k in range(len(ins) - len(pat) + 1):
+        if all(ins[k + m][1] in pat[m] for m in range(len(pat))):
+            return ins[k][0]
+    raise ValueError('pattern not found')
+def twin(src, name):
+    g1 = {}
+    g2 = {}
+    exec(src, g1)
+    exec(src, g2)
+    return g1[name], g2[name]
+def cp(x):
+    return type(x)(x) if isinstance(x, (list, dict)) else x
+def outcome(fn, args):
+    try:
+        r = fn(*[cp(a) for a in args])
+        return ('ok', type(r).__name__, repr(r))
+    except Exception as e:
+        s = io.StringIO()
+        sys.print_exception(e, s)
+        return ('exc', type(e).__name__, s.getvalue())
+def compare(src, name, pat, new, argsets):
+    a, b = twin(src, name)
+    off = find(b, pat)
+    old = _rwops.poke(b, off, new)
+    _rwops.reset()
+    bad = []
+    for args in argsets:
+        x = outcome(a, args)
+        y = outcome(b, args)
+        if x != y:
+            bad.append((args, x, y))
+    code = _rwops.code(b)
+    return (len(argsets), _rwops.misses(b), _rwops.undo(code, off) == old, bad[:2])
+class U:
+    def __init__(s, v):
+        s.v = v
+    def __repr__(s):
+        return 'U(%r)' % (s.v,)
+    __add__ = lambda s, o: ('add', s.v, o)
+    __radd__ = lambda s, o: ('radd', s.v, o)
+    __sub__ = lambda s, o: ('sub', s.v, o)
+    __mul__ = lambda s, o: ('mul', s.v, o)
+    __floordiv__ = lambda s, o: ('fdiv', s.v, o)
+    __mod__ = lambda s, o: ('mod', s.v, o)
+    __and__ = lambda s, o: ('and', s.v, o)
+    __or__ = lambda s, o: ('or', s.v, o)
+    __xor__ = lambda s, o: ('xor', s.v, o)
+    __lshift__ = lambda s, o: ('lsh', s.v, o)
+    __rshift__ = lambda s, o: ('rsh', s.v, o)
+    __lt__ = lambda s, o: s.v < 0
+    __gt__ = lambda s, o: s.v > 0
+    __le__ = lambda s, o: ()
+    __ge__ = lambda s, o: (1,)
+    __eq__ = lambda s, o: s.v == 5
+class L(list):
+    pass
+M = 2**62 - 1
+INTS = [0, 1, -1, 2, -2, 3, -3, 7, -7, 63, 64, -64, 65, 2**31, -2**31, 2**32 + 1, 2**61,
+        -2**61, M - 1, M, -M, -M - 1, M + 1, -M - 2, 2**63, 2**100, -2**100]
+OTHERS = [1.5, -0.0, 2.0, 'ab', [1, 2], (3,), True, False, None, U(5), U(-3)]
+PAIRS = [(a, b) for a in INTS for b in INTS]
+PAIRS += [(a, b) for a in INTS[:7] for b in OTHERS] + [(b, a) for a in INTS[:7] for b in OTHERS]
+PAIRS += [(a, b) for a in OTHERS for b in OTHERS]
+SHIFTS = [0, 1, 2, 31, 60, 61, 62, 63, 64, 65, 100, -1, -70, M, True, 1.0, 'x']
+SPAIRS = [(a, b) for a in INTS + OTHERS for b in SHIFTS
+          if not (isinstance(b, int) and b > 100 and a)]
+def binop(b):
+    return (0xd7 + b,)
+def gscript(src, name, pat, new, arg):
+    g1 = {}
+    g2 = {}
+    exec(src, g1)
+    exec(src, g2)
+    a = g1[name]
+    b = g2[name]
+    _rwops.poke(b, find(b, pat), new)
+    _rwops.reset()
+    bad = []
+    for step in range(80):
+        for g in (g1, g2):
+            if step % 7 == 3:
+                g.pop('G', None)
+                g.pop('len', None)
+            elif step % 11 == 5:
+                for j in range(step):
+                    g['pad%d_%d' % (step, j)] = j
+            elif step % 13 == 4:
+                g['len'] = lambda x: ('mylen', x)
+            else:
+                g['G'] = step
+        x = outcome(a, (arg,))
+        y = outcome(b, (arg,))
+        if x != y:
+            bad.append((step, x, y))
+    return _rwops.misses(b), bad[:2]
+def bscript(src, name, pat, new, arg):
+    import builtins
+    g1 = {}
+    g2 = {}
+    exec(src, g1)
+    exec(src, g2)
+    a = g1[name]
+    b = g2[name]
+    _rwops.poke(b, find(b, pat), new)
+    _rwops.reset()
+    bad = []
+    for step in range(60):
+        k = step % 10
+        if k == 2:
+            builtins.len = lambda x: ('blen', x)
+        elif k == 4:
+            del builtins.len
+        elif k == 5:
+            g1['len'] = g2['len'] = lambda x: ('glen', x)
+        elif k == 6:
+            del g1['len'], g2['len']
+        elif k == 7:
+            builtins.len = lambda x: ('blen2', x)
+            g1['len'] = g2['len'] = lambda x: ('glen2', x)
+        elif k == 8:
+            del g1['len'], g2['len']
+        elif k == 9:
+            del builtins.len
+        for j in range(3):
+            x = outcome(a, (arg,))
+            y = outcome(b, (arg,))
+            if x != y:
+                bad.append((step, x, y))
+    return _rwops.misses(b), bad[:2]
+class P:
+    v = 'class'
+class Q:
+    def __init__(s, n):
+        for j in range(n):
+            setattr(s, 'x%d' % j, j)
+        s.v = ('q', n)
+class R:
+    @property
+    def v(s):
+        return 'prop'
+def objs():
+    out = [P(), Q(0), Q(3), Q(9), R(), 5, 'str', [1], P]
+    p = P()
+    p.v = 'mine'
+    out.append(p)
+    q = Q(2)
+    del q.v
+    out.append(q)
+    return out
+class MA:
+    def __init__(s, *a):
+        s.a = a
+    def m(s, *a):
+        return ('MA.m', s.a, a)
+    def r(s, *a):
+        return s
+    @staticmethod
+    def st(*a):
+        return ('st', a)
+    @classmethod
+    def cm(c, *a):
+        return ('cm', c.__name__, a)
+    @property
+    def pr(s):
+        return lambda *a: ('pr', a)
+    def gen(s, *a):
+        yield a
+    def __dict__(s, *a):
+        return 'd'
+    def __next__(s, *a):
+        return 'n'
+    nat = abs
+class MB(MA):
+    def m(s, *a):
+        return ('MB.m', a)
+class MC(MA):
+    pass
+class MG(MA):
+    def __getattr__(s, n):
+        return lambda *a: ('ga', n, a)
+    def m(s, *a):
+        return ('MG.m', a)
+class ML(list):
+    def m(s, *a):
+        return ('ML.m', len(s), a)
+class MH:
+    def m(s, *a):
+        return ('MH.m', a)
+def closure_cls():
+    k = 3
+    class MK:
+        def m(s, *a):
+            return ('MK.m', k, a)
+    return MK
+MK = closure_cls()
+def mobjs():
+    own = MA(1)
+    own.m = lambda *a: ('own', a)
+    own.st = lambda *a: ('own st', a)
+    out = [MA(), MA(1, 2), MB(), MC(), MG(), ML([1, 2]), MH(), MK(), own, MA, MB, 5, 'abc',
+           [1], (2,), None, 2**70, 1.5]
+    return out
+def mscript(src, name, pat, new):
+    g1 = {}
+    g2 = {}
+    exec(src, g1)
+    exec(src, g2)
+    a = g1[name]
+    b = g2[name]
+    _rwops.poke(b, find(b, pat), new)
+    _rwops.reset()
+    class K:
+        def m(s, x):
+            return ('K.m', x)
+    def m2(s, x):
+        return ('m2', x)
+    o = K()
+    p = K()
+    bad = []
+    for step in range(90):
+        k = step % 15
+        if k == 2:
+            K.m = lambda s, x: ('lam', x)
+        elif k == 3:
+            K.m = m2
+        elif k == 4:
+            o.m = lambda x: ('inst', x)
+        elif k == 5:
+            del o.m
+        elif k == 6:
+            K.m = staticmethod(lambda x: ('st', x))
+        elif k == 7:
+            K.m = classmethod(lambda c, x: ('cm', x))
+        elif k == 8:
+            for j in range(step):
+                setattr(K, 'pad%d_%d' % (step, j), j)
+        elif k == 9:
+            del K.m
+        elif k == 10:
+            K.__getattr__ = lambda s, n: (lambda x: ('ga', n, x))
+        elif k == 11:
+            K.m = m2
+        elif k == 12:
+            K.m = abs
+        elif k == 13:
+            K.m = property(lambda s: (lambda x: ('prop', x)))
+        elif k == 14:
+            K.m = m2
+            p = K()
+        for obj in (o, p, o):
+            x = outcome(a, (obj,))
+            y = outcome(b, (obj,))
+            if x != y:
+                bad.append((step, x, y))
+    return _rwops.misses(b), bad[:2]
+def spin():
+    i = 0
+    while i >= 0:
+        i += 1
+"""
+
+# (name, binary-op number, new byte, source operator)
+ARITH = [
+    ("add", 27, 0x08, "a + b"), ("sub", 28, 0x09, "a - b"), ("mul", 29, 0x0a, "a * b"),
+    ("floordiv", 31, 0x0b, "a // b"), ("mod", 33, 0x0c, "a % b"), ("and", 24, 0x0d, "a & b"),
+    ("or", 22, 0x0e, "a | b"), ("xor", 23, 0x0f, "a ^ b"),
+]
+INPLACE = [("iadd", 14, 0x6a, "a += b"), ("isub", 15, 0x6b, "a -= b")]
+SHIFT = [("rshift", 26, 0x6c, "a >> b"), ("lshift", 25, 0x6d, "a << b")]
+CMPJ = [("<", 0, 0x02), (">", 1, 0x03), ("==", 2, 0x04), ("<=", 3, 0x05), (">=", 4, 0x06),
+        ("!=", 5, 0x07)]
+
+
+def _check(guest, src: str, name: str, pat: str, new: int, args: str, misses=None):
+    guest.run(f"SRC = {src!r}")
+    out = guest.eval(f"compare(SRC, {name!r}, {pat}, {new}, {args})", timeout=300)
+    n, got_misses, undo_ok, bad = ast.literal_eval(out)
+    assert bad == [], f"{name} {new:#x}: first mismatches {bad}"
+    assert undo_ok, "locios_bc_undo does not give back the byte the patch replaced"
+    assert n > 0
+    if misses is not None:
+        assert got_misses == misses, (got_misses, misses)
+    return n, got_misses
+
+
+def test_setup(guest):
+    out = guest.paste(HARNESS, timeout=60)
+    assert "Traceback" not in out, out
+    assert guest.ask("len(PAIRS), len(SPAIRS)")[0] > 800
+
+
+def test_small_int_arithmetic(guest):
+    for name, op, new, expr in ARITH:
+        src = f"def f(a, b):\n    return {expr}\n"
+        n, misses = _check(guest, src, "f", f"(binop({op}),)", new, "PAIRS")
+        # Only pairs of small ints whose result is a small int take the fast path.
+        assert 0 < misses < n, (name, misses, n)
+    for _name, op, new, expr in INPLACE:
+        src = f"def f(a, b):\n    {expr}\n    return a\n"
+        _check(guest, src, "f", f"(binop({op}),)", new, "PAIRS")
+    for _name, op, new, expr in SHIFT:
+        src = f"def f(a, b):\n    return {expr}\n"
+        _check(guest, src, "f", f"(binop({op}),)", new, "SPAIRS")
+
+
+def test_fast_paths_count_no_miss(guest):
+    src = "def f(a, b):\n    return a * b\n"
+    _check(guest, src, "f", "(binop(29),)", 0x0a, "[(3, 4), (-M, 1), (2**31, 2**30)]",
+           misses=0)
+    _check(guest, src, "f", "(binop(29),)", 0x0a, "[(2**31, 2**31), (M, 2), (1.0, 2)]",
+           misses=3)
+
+
+def test_compare_and_branch(guest):
+    for sym, op, new in CMPJ:
+        src = f"def f(a, b):\n    if a {sym} b:\n        return 1\n    return 0\n"
+        _check(guest, src, "f", f"(binop({op}), (0x44,))", new, "PAIRS")
+        # A while loop tests with POP_JUMP_IF_TRUE (the condition sits after the body).
+        src = (f"def w(a, b):\n    n = 0\n    while a {sym} b:\n        n += 1\n"
+               f"        if n == 4:\n            break\n        a = a + 1\n    return (n, a)\n")
+        _check(guest, src, "w", f"(binop({op}), (0x43,))", new, "PAIRS")
+
+
+def test_subscripts(guest):
+    conts = "[[10, 20, 30], (1, 2, 3), [], (), 'abc', {0: 'z', -1: 'm'}, L([5, 6]), range(4)]"
+    idx = "[0, 1, 2, 3, -1, -3, -4, M, -M - 1, M + 1, True, 1.0, 'x', None]"
+    args = f"[(c, i) for c in {conts} for i in {idx}]"
+    _check(guest, "def f(a, i):\n    return a[i]\n", "f", "((0x55,),)", 0x6e, args)
+    sargs = f"[(c, i, v) for c in {conts} for i in {idx} for v in (7, None)]"
+    _check(guest, "def f(a, i, v):\n    a[i] = v\n    return a\n", "f", "((0x56,),)", 0x6f,
+           sargs)
+    # del a[i] stores NULL through STORE_SUBSCR: never the fast path.
+    _check(guest, "def f(a, i):\n    del a[i]\n    return a\n", "f", "((0x56,),)", 0x6f, args)
+
+
+def test_for_range(guest):
+    for step, cmp in (("", 0), (", -3", 1)):
+        src = (f"def f(a, b):\n    s = []\n    for i in range(a, b{step}):\n"
+               f"        s.append(i)\n        if len(s) > 9:\n            break\n    return s\n")
+        pat = f"((0x58,), (0x5a,), binop({cmp}), (0x43,))"
+        args = ("[(a, b) for a in (0, 5, -5, M - 4, -M + 3, M + 1, 1.5) "
+                "for b in (0, 5, -5, M, -M - 1, M + 3, 2.5, 'x', None)]")
+        _check(guest, src, "f", pat, 0xd4, args)
+
+
+def test_incr_fast(guest):
+    pat = "(range(0xb0, 0xc0), range(0x70, 0xb0), (0xe5, 0xe6), range(0xc0, 0xd0))"
+    for stmt in ("x += 3", "x -= 16", "x += 47", "x += -16", "x -= 1"):
+        src = f"def f(y, x):\n    {stmt}\n    return x\n"
+        args = "[(0, v) for v in INTS + OTHERS]"
+        _check(guest, src, "f", pat, 0xd5, args)
+    # An unbound local: the slow path is LOAD_FAST's own error, from the same line.
+    src = "def g(c):\n    if c:\n        x = 1\n    x += 1\n    return x\n"
+    _check(guest, src, "g", pat, 0xd5, "[(0,), (1,)]", misses=1)
+
+
+def test_return_none(guest):
+    pat = "((0x51,), (0x63,))"
+    src = ("def f(l):\n    try:\n        l.append(1)\n        return\n"
+           "    finally:\n        l.append(2)\n")
+    _check(guest, src, "f", pat, 0xd6, "[([],), ([0],), (None,)]", misses=0)
+    src = "def g(n):\n    for i in range(n):\n        yield i\n    return\n"
+    guest.run("src = " + repr(src))
+    assert guest.ask("[list(fn(4)) for fn in twin(src, 'g')]") == [[0, 1, 2, 3]] * 2
+
+
+def test_load_global_cache(guest):
+    # Rebinding, deleting, rehashing the globals dict and shadowing a builtin, in both
+    # twins' own globals between calls.
+    for src, arg in (("def f(x):\n    return G + x\n", "1"),
+                     ("def f(x):\n    return len(x)\n", "[1, 2]")):
+        misses, bad = guest.ask(f"gscript({src!r}, 'f', ((0x12,),), 0x1d, {arg})", timeout=120)
+        assert bad == [], bad
+        assert misses > 0
+    # A builtin is cached in the builtins table, and stops hitting as soon as a global
+    # or an override in `builtins` (MICROPY_CAN_OVERRIDE_BUILTINS) takes its name.
+    misses, bad = guest.ask("bscript('def f(x):\\n    return len(x)\\n', 'f', ((0x12,),), "
+                            "0x1d, [1, 2])", timeout=120)
+    assert bad == [], bad
+    assert 0 < misses < 120, misses
+    _check(guest, "def f(x):\n    return len(x)\n", "f", "((0x12,),)", 0x1d,
+           "[([0] * i,) for i in range(30)]", misses=1)
+    # A stable global hits after its first load.
+    src = "def f(x):\n    return G\n"
+    _check(guest, "G = 7\n" + src, "f", "((0x12,),)", 0x1d, "[(i,) for i in range(50)]",
+           misses=1)
+
+
+def test_load_attr_cache(guest):
+    src = "def f(o):\n    return o.v\n"
+    args = "[(o,) for k in range(3) for o in objs()]"
+    _check(guest, src, "f", "((0x13,),)", 0x1e, args)
+    # The same instance again and again: one miss (the fill), then hits.
+    _check(guest, src, "f", "((0x13,),)", 0x1e, "[(o,) for o in [Q(4)] * 20]", misses=1)
+
+
+METHOD_NAMES = ["m", "r", "st", "cm", "pr", "gen", "nat", "__dict__", "__next__",
+                "__class__", "append", "missing"]
+
+
+def _msrc(name: str) -> str:
+    """`o.name(7)`; results that are new objects (generators, instances) compare by type
+    name, the rest by value."""
+    return (f"def f(o):\n    r = o.{name}(7)\n"
+            "    if type(r) in (int, str, tuple, list, bool, float, type(None)):\n"
+            "        return r\n    return type(r).__name__\n")
+
+
+def test_load_method_cache(guest):
+    # Every kind of attribute a call site can meet, on user classes (own, inherited and
+    # overriding methods, __getattr__, a list base, a closure's class), instances with
+    # a member shadowing the method, classes themselves and builtin objects. Each name
+    # once with twin objects cycled three times, so the cache fills, hits and misses.
+    args = "[(o,) for k in range(3) for o in mobjs()]"
+    for name in METHOD_NAMES:
+        _check(guest, _msrc(name), "f", "((0x14,),)", 0x1f, args)
+    # The same instance again and again: one miss (the fill), then hits.
+    src = "def f(o):\n    return o.m(7)\n"
+    for cls in ("MA", "MG", "ML", "MH"):
+        _check(guest, src, "f", "((0x14,),)", 0x1f, f"[({cls}(),)] * 20", misses=1)
+    # An overriding subclass is another type: a miss each time the type changes.
+    _check(guest, src, "f", "((0x14,),)", 0x1f, "[(MA(),), (MB(),)] * 5", misses=10)
+    # Inherited (not in the type's own dict), staticmethod, classmethod, property,
+    # __getattr__, generator, closure (MK.m closes over k), builtin and special names
+    # never hit.
+    for name, cls in (("m", "MC"), ("m", "MK"), ("st", "MA"), ("cm", "MA"), ("pr", "MA"),
+                      ("zz", "MG"), ("gen", "MA"), ("nat", "MA"), ("__dict__", "MA")):
+        _check(guest, _msrc(name), "f", "((0x14,),)", 0x1f, f"[({cls}(),)] * 6", misses=6)
+    # Bound-method identity: the pushed self is the very instance.
+    src = "def f(o):\n    x = o.r()\n    return x is o, id(x) == id(o)\n"
+    _check(guest, src, "f", "((0x14,),)", 0x1f, "[(o,) for o in [MA(), MB(), MH()] * 4]")
+
+
+def test_load_method_cache_class_changes(guest):
+    # The method replaced on the class (another function, a staticmethod, classmethod,
+    # builtin, property), deleted, shadowed by an instance member and un-shadowed, the
+    # class dict rehashed, __getattr__ added, a second instance: every call in both
+    # twins gives the same outcome.
+    src = "def f(o):\n    return o.m(5)\n"
+    misses, bad = guest.ask(f"mscript({src!r}, 'f', ((0x14,),), 0x1f)", timeout=120)
+    assert bad == [], bad
+    assert 0 < misses < 270, misses
+
+
+def test_loops_stay_interruptible_and_budgeted(guest):
+    # A patched `while i < n: i += 1` (CMPJ_LT + INCR_FAST) spends the same step budget
+    # as the original and stops at the same point.
+    src = "def k(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
+    guest.run(f"a, b = twin({src!r}, 'k')")
+    guest.run("_rwops.poke(b, find(b, (binop(0), (0x43,))), 0x02)")
+    guest.run("_rwops.poke(b, find(b, (range(0xb0, 0xc0), range(0x70, 0xb0), (0xe5,), "
+              "range(0xc0, 0xd0))), 0xd5)")
+    ra = guest.ask("(lambda r: (r[0], r[2]))(_budget.run(a, 10**6, 5000, 0, 0))")
+    rb = guest.ask("(lambda r: (r[0], r[2]))(_budget.run(b, 10**6, 5000, 0, 0))")
+    assert ra == rb, (ra, rb)
+    assert guest.ask("b(1000), _rwops.misses(b)") == (1000, 0)
+    # Ctrl-C reaches a patched endless loop.
+    guest.run("_rwops.poke(spin, find(spin, (binop(4), (0x43,))), 0x06)")
+    guest.send("spin()\r")
+    guest.expect("spin\\(\\)\r\n", timeout=10)
+    time.sleep(1.0)
+    guest.send(b"\x03")
+    out = guest.expect(">>> ", timeout=30).decode()
+    assert "KeyboardInterrupt" in out, out
+    assert guest.eval("1 + 1") == "2"
