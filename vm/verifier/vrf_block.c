@@ -61,7 +61,8 @@ static int async_head(ctx_t *c, uint32_t h, vrf_insn_t *jmp) {
     for (int i = 0; i < 4; i++) {
         if (off < c->pr.code_off || off >= c->end || (vrf_s_flags[off] & F_INNER)
             || (!c->fn->len_is_bound && !(vrf_s_flags[off] & F_START))
-            || vrf_decode_insn(c->fn->code, c->end, off, &x[i]) || x[i].op != ops[i]) {
+            || vrf_decode_insn(c->fn->code, c->end, off, &x[i])
+            || (c->rewritten ? vrf_rw_canon(c->fn->code, c->end, off) : x[i].op) != ops[i]) {
             return 0;
         }
         off += x[i].size;

@@ -43,9 +43,22 @@ int vrf_decode_one(ctx_t *c, uint32_t off, vrf_insn_t *out) {
                 "has an operand byte that is also an instruction or a jump target", "");
         }
     }
+    // A rewrite head is the original instruction it undoes to, for the profile too
+    // (a cache opcode's name is checked as LOAD_GLOBAL/ATTR/METHOD's); original code
+    // never holds one, so only a replacement check accepts it, as a pattern's head.
+    vrf_insn_t canon = in;
+    if (vrf_rw_op(in.op)) {
+        const char *bad = !c->rewritten
+            ? "opcode not implemented by the VM outside a checked replacement"
+            : vrf_rw_contract(fn->code, c->end, off);
+        if (bad) {
+            return vrf_fail(c->res, VRF_RULE_DECODE, off, in.op, bad, "");
+        }
+        canon.op = (uint8_t)vrf_rw_canon(fn->code, c->end, off);
+    }
     {
         char detail[64];
-        const char *deny = vrf_profile_check(fn, c->prof, &in, detail, sizeof(detail));
+        const char *deny = vrf_profile_check(fn, c->prof, &canon, detail, sizeof(detail));
         if (deny) {
             char what[96] = "";
             vrf_strlcat(what, deny, sizeof(what));
@@ -116,12 +129,18 @@ static int check_prelude(ctx_t *c) {
 }
 
 int vrf_verify_fn(const vrf_fn_t *fn, const vrf_profile_t *profile, vrf_result_t *res) {
+    return vrf_verify_mode(fn, profile, res, 0);
+}
+
+int vrf_verify_mode(const vrf_fn_t *fn, const vrf_profile_t *profile, vrf_result_t *res,
+    int rewritten) {
     memset(res, 0, sizeof(*res));
     res->opcode = -1;
     if (fn->code == NULL || fn->len > VRF_MAX_CODE) {
         return vrf_fail(res, VRF_RULE_LIMIT, 0, -1, "code larger than the verifier's limit", "");
     }
-    ctx_t ctx = { .fn = fn, .prof = profile ? profile : &vrf_profile_trusted, .res = res };
+    ctx_t ctx = { .fn = fn, .prof = profile ? profile : &vrf_profile_trusted, .res = res,
+                  .rewritten = (uint8_t)(rewritten != 0) };
     ctx_t *c = &ctx;
     memset(vrf_s_flags, 0, vrf_s_dirty);
     memset(vrf_s_alt_at, 0, vrf_s_dirty * sizeof(vrf_s_alt_at[0]));

@@ -91,6 +91,7 @@ typedef struct {
     uint32_t max_local;  // highest local index used + 1
     uint32_t max_need;   // deepest slot the VM may touch, incl. unwind shifts
     uint8_t generator;
+    uint8_t rewritten;   // rewrite opcodes allowed: a replacement check (vrf_replace.c)
 } ctx_t;
 
 #define FAIL(rule, what) return vrf_fail(c->res, (rule), in->off, in->op, (what), "")
@@ -144,8 +145,14 @@ int vrf_block_op(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls);
 // vrf_step.c: one instruction's effect.
 int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls);
 
-// vrf_flow.c: decoding an instruction on first sight (bound mode).
+// vrf_flow.c: decoding an instruction on first sight (bound mode); the whole proof,
+// with rewritten = 1 accepting the rewriter's opcodes (only the replacement path does).
 int vrf_decode_one(ctx_t *c, uint32_t off, vrf_insn_t *out);
+int vrf_verify_mode(const vrf_fn_t *fn, const vrf_profile_t *profile, vrf_result_t *res,
+    int rewritten);
+
+// vrf_rewrite.c: a rewrite head's fast and slow paths.
+int vrf_rw_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls);
 
 // Short names inside the verifier's own files; the linked symbols keep the vrf_ prefix
 // (the image links these files with all of MicroPython).

@@ -5,6 +5,8 @@
 #define LOCI_VRF_INTERNAL_H
 
 #include "verify.h"
+// The rewriter's opcode numbers and undo map (one definition for VM, rewriter, verifier).
+#include "../rewrite/rw_opcodes.h"
 
 // Opcode numbers, restated from the 1.25.0 format (py/bc0.h) in our own names.
 enum {
@@ -67,6 +69,25 @@ typedef struct vrf_prelude {
 const char *vrf_decode_insn(const uint8_t *code, size_t len, size_t off, vrf_insn_t *out);
 int vrf_opcode_valid(int op);
 int vrf_op_polls(int op);
+
+// The rewriter's head opcodes (vm/rewrite/rw_opcodes.h, /tmp/rw-spec.md) that the
+// verifier accepts in a replacement check. The format-1 caches only once the VM
+// implements them (LOCIOS_BC_CACHE_IN_VM); until then they stay unknown bytes.
+#if defined(LOCIOS_BC_CACHE_IN_VM) && LOCIOS_BC_CACHE_IN_VM
+#define VRF_RW_CACHE (1)
+#else
+#define VRF_RW_CACHE (0)
+#endif
+static inline int vrf_rw_op(int op) {
+    return (op >= LOCIOS_BC_CMPJ_LT && op <= LOCIOS_BC_XOR_SI)
+           || (op >= LOCIOS_BC_IADD_SI && op <= LOCIOS_BC_STORE_SUBSCR_SI)
+           || (op >= LOCIOS_BC_FORRANGE_SI && op <= LOCIOS_BC_RETURN_NONE)
+           || (VRF_RW_CACHE && op >= LOCIOS_BC_LOAD_GLOBAL_C && op <= LOCIOS_BC_LOAD_METHOD_C);
+}
+// Rewrite opcodes (vrf_rewrite.c): name, pattern contract, canonical (undone) opcode.
+const char *vrf_rw_name(int op);
+const char *vrf_rw_contract(const uint8_t *code, size_t end, uint32_t off);
+int vrf_rw_canon(const uint8_t *code, size_t end, uint32_t off);
 const char *vrf_parse_prelude(const vrf_fn_t *fn, vrf_prelude_t *p, uint32_t *bad_off);
 
 // Profile checks on one instruction (vrf_profile.c): 0, or a reason string.

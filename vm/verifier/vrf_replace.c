@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Replacement checks (rules 2 and 7): rewritten code keeps the original's prelude and
-// uses no qstr, constant or child the original does not already use.
+// Replacement checks (rules 2 and 7): rewritten code keeps the original's prelude, uses
+// no qstr, constant or child the original does not, and undoes to the original's bytes.
 #include <string.h>
 
-#include "vrf_internal.h"
+#include "vrf_flow.h"
 
 #define VRF_MAX_INDEX (8192)
 static uint8_t s_qstr_used[VRF_MAX_INDEX / 8];
@@ -48,6 +48,56 @@ static const char *collect(const vrf_fn_t *fn, const vrf_prelude_t *p) {
     return 0;
 }
 
+// Rules 2 and 7 for in-place rewrites: new, with every rewrite head mapped back by the
+// undo map, is byte for byte the original (also undone, so a function rewritten before
+// may be rewritten further): same prelude, same operands, heads substituted only where
+// the verifier proved a pattern. new was just verified: vrf_s_flags marks its
+// instruction starts, the only bytes that are opcodes and so the only ones undone.
+static int same_canonical(const vrf_fn_t *nf, const vrf_fn_t *orig, const vrf_prelude_t *pn,
+    vrf_result_t *res) {
+    size_t oend = orig->len;
+    while (oend > pn->code_off && orig->code[oend - 1] == 0) {
+        oend--;
+    }
+    if (!orig->len_is_bound && oend != res->end) {
+        char d[48] = "";
+        vrf_append_dec(d, res->end, sizeof(d));
+        vrf_strlcat(d, " bytes, the original ", sizeof(d));
+        vrf_append_dec(d, (uint32_t)oend, sizeof(d));
+        return vrf_fail(res, VRF_RULE_PROFILE, 0, -1,
+            "replacement is not the original's length: only heads may change", d);
+    }
+    for (uint32_t i = 0; i < res->end; i++) {
+        if (i >= orig->len) {
+            return vrf_fail(res, VRF_RULE_PROFILE, i, -1, "runs past the original", "");
+        }
+        if (i < pn->code_off) {
+            if (nf->code[i] != orig->code[i]) {
+                return vrf_fail(res, VRF_RULE_PRELUDE, i, -1,
+                    "prelude byte differs from the original's", "");
+            }
+            continue;
+        }
+        int start = (vrf_s_flags[i] & F_START) != 0;
+        int a = start ? vrf_rw_canon(nf->code, res->end, i) : nf->code[i];
+        int b = start ? vrf_rw_canon(orig->code, orig->len, i) : orig->code[i];
+        if (a != b) {
+            char d[64] = "";
+            vrf_strlcat(d, start ? "undoes to " : "operand byte ", sizeof(d));
+            vrf_append_hex(d, (uint32_t)a, sizeof(d));
+            vrf_strlcat(d, ", the original has ", sizeof(d));
+            if (b < 0) {
+                vrf_strlcat(d, "a head without its tail", sizeof(d));
+            } else {
+                vrf_append_hex(d, (uint32_t)b, sizeof(d));
+            }
+            return vrf_fail(res, VRF_RULE_PROFILE, i, start ? nf->code[i] : -1,
+                "(not the original with rewrite heads substituted)", d);
+        }
+    }
+    return VRF_OK;
+}
+
 int vrf_verify_replacement(const vrf_fn_t *nf, const vrf_fn_t *orig,
     const vrf_profile_t *profile, vrf_result_t *res) {
     vrf_prelude_t pn, po;
@@ -56,7 +106,7 @@ int vrf_verify_replacement(const vrf_fn_t *nf, const vrf_fn_t *orig,
         memset(res, 0, sizeof(*res));
         return vrf_fail(res, VRF_RULE_PRELUDE, bad, -1, "original prelude is malformed", "");
     }
-    int r = vrf_verify_fn(nf, profile, res);
+    int r = vrf_verify_mode(nf, profile, res, 1);
     if (r) {
         return r;
     }
@@ -102,5 +152,5 @@ int vrf_verify_replacement(const vrf_fn_t *nf, const vrf_fn_t *orig,
         }
         off += in.size;
     }
-    return VRF_OK;
+    return same_canonical(nf, orig, &pn, res);
 }

@@ -58,6 +58,9 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
     int r = 0, op = in->op;
     uint32_t a = in->arg;
     *falls = 1;
+    if (c->rewritten && vrf_rw_op(op)) {
+        return vrf_rw_step(c, in, s, falls);
+    }
     if (op >= OP_SMALL_INT_MULTI && op < OP_LOAD_FAST_MULTI) {
         return push(c, in, s, K_OBJ);
     }

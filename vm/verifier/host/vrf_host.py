@@ -4,6 +4,7 @@ MicroPython 1.25.0 .mpy files, and helpers to compile Python with the tree's mpy
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib
 import importlib.util
@@ -19,6 +20,7 @@ VRF = ROOT / "vm" / "verifier"
 MPY_DIR = ROOT / "build" / "micropython-1.25.0"
 OUT = ROOT / "build" / "host" / "verifier"
 MPY_CROSS = ROOT / "build" / "port" / "mpy-cross" / "mpy-cross"
+REWRITE_OPCODES = ROOT / "vm" / "rewrite" / "rw_opcodes.h"
 CFLAGS = ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror",
           "-fsanitize=undefined", "-fno-sanitize-recover=all"]
 
@@ -55,43 +57,63 @@ const char *vrf_opcode_name(int op);
 const char *vrf_table_qstr(void *ctx, uint32_t q, size_t *len);
 """
 
-_lib = None
+_libs: dict[tuple[str, ...], object] = {}
+_defines: tuple[str, ...] = ()
 
 
 def sources() -> list[Path]:
     return sorted(VRF.glob("*.c")) + [VRF / "host" / "vrf_table.c"]
 
 
+def headers() -> list[Path]:
+    """Headers the build reads: the verifier's, the host table's and the rewriter's
+    opcode numbers (vm/rewrite/rw_opcodes.h, included as ../rewrite/rw_opcodes.h)."""
+    return sorted(VRF.glob("*.h")) + [VRF / "host" / "vrf_table.h", REWRITE_OPCODES]
+
+
+@contextlib.contextmanager
+def variant(*defines: str):
+    """Runs the helpers below on a build with extra -D defines (e.g. the rewrite cache
+    opcodes as if the VM had them: LOCIOS_BC_CACHE_IN_VM=1), then back."""
+    global _defines
+    old, _defines = _defines, tuple(defines)
+    try:
+        yield lib()
+    finally:
+        _defines = old
+
+
 def lib():
-    """The cffi module (.ffi, .lib), compiled once per source hash under build/host."""
-    global _lib
-    if _lib is not None:
-        return _lib
+    """The cffi module (.ffi, .lib), compiled once per source hash (and set of
+    variant() defines) under build/host."""
+    if _defines in _libs:
+        return _libs[_defines]
     import cffi
 
     cfg = (VRF / "vrf_config.h").read_text()
     msg = int(cfg.split("#define VRF_MSG_MAX (")[1].split(")")[0])
     cdef = CDEF % {"MSG": msg}
-    digest = hashlib.sha256(cdef.encode() + " ".join(CFLAGS).encode())
-    for p in sources() + sorted(VRF.glob("*.h")) + [VRF / "host" / "vrf_table.h"]:
+    flags = CFLAGS + [f"-D{d}" for d in _defines]
+    digest = hashlib.sha256(cdef.encode() + " ".join(flags).encode())
+    for p in sources() + headers():
         digest.update(p.read_bytes())
     modname = "_vrf_" + digest.hexdigest()[:12]
     OUT.mkdir(parents=True, exist_ok=True)
     if str(OUT) not in sys.path:
         sys.path.insert(0, str(OUT))
     try:
-        _lib = importlib.import_module(modname)
-        return _lib
+        _libs[_defines] = importlib.import_module(modname)
+        return _libs[_defines]
     except ImportError:
         pass
     ffi = cffi.FFI()
     ffi.cdef(cdef)
     ffi.set_source(modname, '#include "verify.h"\n#include "host/vrf_table.h"\n',
                    sources=[str(s) for s in sources()], include_dirs=[str(VRF)],
-                   extra_compile_args=CFLAGS, extra_link_args=["-fsanitize=undefined"])
+                   extra_compile_args=flags, extra_link_args=["-fsanitize=undefined"])
     ffi.compile(tmpdir=str(OUT), verbose=False)
-    _lib = importlib.import_module(modname)
-    return _lib
+    _libs[_defines] = importlib.import_module(modname)
+    return _libs[_defines]
 
 
 # ---- .mpy files (py/persistentcode.c, version 6) --------------------------------------
@@ -414,16 +436,38 @@ def corpus_records(mpy: Mpy) -> bytes:
 
 
 def replace(new: bytes, orig: bytes, mpy: Mpy, n_children: int, prof: str = "trusted",
-            n_free: int = 0) -> Verdict:
+            n_free: int = 0, made: Made | None = None) -> Verdict:
+    """vrf_verify_replacement: new (which may hold the rewriter's head opcodes) in the
+    place of orig, made by its parent as made (else a root with n_free cells)."""
     m = lib()
+    made = made or Made(0, n_free)
     table = Table(mpy.qstrs, mpy.obj_kinds)
-    fn_new, k1 = make_fn(new, table, len(mpy.qstrs), mpy.n_obj, n_children, Made(0, n_free))
-    fn_old, k2 = make_fn(orig, table, len(mpy.qstrs), mpy.n_obj, n_children, Made(0, n_free))
+    fn_new, k1 = make_fn(new, table, len(mpy.qstrs), mpy.n_obj, n_children, made)
+    fn_old, k2 = make_fn(orig, table, len(mpy.qstrs), mpy.n_obj, n_children, made)
     res = m.ffi.new("vrf_result_t *")
     rule = m.lib.vrf_verify_replacement(fn_new, fn_old, profile(prof), res)
     return Verdict("", rule, m.ffi.string(res.msg).decode(), res.max_depth,
                    res.max_blocks, res.n_state, res.n_exc_stack, res.n_locals, res.steps,
                    res.n_insns)
+
+
+def functions(mpy: Mpy) -> list[tuple[str, RawCode, Made]]:
+    """Every function of a module that verifies ('trusted') and that its parent makes,
+    parents first, with how its parent makes it: what a replacement is checked against."""
+    out: list[tuple[str, RawCode, Made]] = []
+
+    def walk(rc: RawCode, path: str, made: Made) -> None:
+        v, frees = verify_code(rc.code, mpy.qstrs, mpy.n_obj, len(rc.children),
+                               made=made, table=Table(mpy.qstrs, mpy.obj_kinds))
+        if not v.ok:
+            return
+        out.append((path, rc, made))
+        for i, child in enumerate(rc.children):
+            if frees[i].status == 0:
+                walk(child, f"{path}/{i}", frees[i])
+
+    walk(mpy.root, "<module>", ROOT_MADE)
+    return out
 
 
 def load_tool(name: str):

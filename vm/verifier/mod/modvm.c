@@ -2,7 +2,8 @@
 // `vm`: the bytecode verifier for Python code in the image. vm.verify(fn, profile)
 // proves a function (or a compiled code object) and, recursively, the children it
 // makes; vm.check returns the rejection message instead of raising; vm.names lists the
-// global names code uses; vm.check_replacement vets rewritten bytecode.
+// global names code uses; vm.check_replacement (and vm_check_rewrite from C) vets
+// rewritten bytecode, the only path that accepts the rewriter's opcodes.
 #include <string.h>
 
 #include "py/bc.h"
@@ -18,6 +19,7 @@
 #include "py/runtime.h"
 
 #include "verify.h"
+#include "vm_check.h"
 
 // Layouts private to py/objclosure.c and py/objboundmeth.c, restated (1.25.0).
 typedef struct {
@@ -291,10 +293,37 @@ static const vrf_profile_t *get_profile(size_t n_args, const mp_obj_t *args, siz
     return p;
 }
 
+// The verifier's tables are static and a walk reads them between allocations, which
+// may collect garbage and run finalisers, that is bytecode: a finaliser that verified
+// (vm.verify, or the rewriter's first-call check through vm_check_rewrite) would clobber
+// the walk's tables. Set while run() works; nested verification is refused.
+static uint8_t vm_busy;
+
+static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code,
+    int replace, int stats, const mp_obj_t *names);
+
 // Verifies fn (or, with code, that bytecode in fn's place); the message or None.
 // names: NAMES_N sets to fill with the global names used (vm.names), or NULL.
 static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace,
     int stats, const mp_obj_t *names) {
+    if (vm_busy) {
+        mp_raise_msg(&mp_type_RuntimeError,
+            MP_ERROR_TEXT("verify: verifier in use (called from a finaliser)"));
+    }
+    nlr_buf_t nlr;
+    vm_busy = 1;
+    if (nlr_push(&nlr) == 0) {
+        mp_obj_t out = run_unguarded(n_args, args, code, replace, stats, names);
+        nlr_pop();
+        vm_busy = 0;
+        return out;
+    }
+    vm_busy = 0;
+    nlr_jump(nlr.ret_val);
+}
+
+static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code,
+    int replace, int stats, const mp_obj_t *names) {
     target_t tg;
     get_target(args[0], &tg);
     // A root: its defaults were fixed when it was made (by a verified parent, or frozen).
@@ -334,6 +363,37 @@ static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int repl
     }
     m_del_obj(walk_t, w);
     return out;
+}
+
+int vm_check_rewrite(mp_obj_t fun, uint32_t n_free, const uint8_t *code, size_t len,
+    const char *profile, char *msg, size_t cap) {
+    vrf_result_t res;
+    int r;
+    const vrf_profile_t *prof = vrf_profile_find(profile);
+    target_t tg;
+    if (vm_busy || prof == NULL) {
+        memset(&res, 0, sizeof(res));
+        r = VRF_RULE_LIMIT;
+        set_msg(&res, r, prof ? "verify: offset 0x0 verifier in use (rule 8: limit)"
+                              : "verify: offset 0x0 unknown profile (rule 7: profile)");
+        r = prof ? r : VRF_RULE_PROFILE;
+    } else {
+        get_target(fun, &tg);  // raises TypeError for what is not bytecode: as vm.check
+        vrf_child_t root = { (int16_t)(tg.n_free ? tg.n_free : n_free), -1, -1, 0 };
+        vrf_fn_t fn, orig;
+        describe(&fn, code, len, tg.constants, tg.children, &root);
+        describe(&orig, tg.bytecode, 0, tg.constants, tg.children, &root);
+        vm_busy = 1;  // nothing below allocates or raises
+        r = vrf_verify_replacement(&fn, &orig, prof, &res);
+        vm_busy = 0;
+    }
+    if (msg && cap) {
+        size_t n = r ? strlen(res.msg) : 0;
+        n = n < cap - 1 ? n : cap - 1;
+        memcpy(msg, res.msg, n);
+        msg[n] = 0;
+    }
+    return r;
 }
 
 // vm.verify(fn, profile="locus") -> number of functions proved; raises ValueError.
