@@ -1,0 +1,28 @@
+# SPDX-License-Identifier: MIT
+# Slow checks of the rewriter (vm/rewrite), outside `make test`.
+# Included by the top-level Makefile:  include vm/rewrite.mk
+#
+#   make rewrite-oracle   the unix port from the patched tree (vm/patches.mk) with the
+#                         rewritten opcodes and `_rw` (vm/rewrite/host/usermod)
+#   make rewrite-suite    MicroPython's own tests (REWRITE_DIRS) on that oracle with the
+#                         aggressive mode off, then forced on from the start (every
+#                         default kind, the per-site caches included): the same tests
+#                         must pass and fail -> $(BUILD)/host/rewrite/suite.json
+# Both live under $(BUILD), so `BUILD=build/<name>` keeps a private oracle.
+
+RW_ORACLE_BUILD := $(abspath $(BUILD)/host/rewrite/unix-build)
+RW_ORACLE := $(RW_ORACLE_BUILD)/micropython
+REWRITE_DIRS ?= basics,micropython,misc,float
+
+.PHONY: rewrite-oracle rewrite-suite
+
+rewrite-oracle: $(VM_PATCH_STAMP)
+	$(MAKE) --no-print-directory -C $(VM_MICROPY_DIR)/ports/unix VARIANT=standard \
+		BUILD=$(RW_ORACLE_BUILD) PROG=micropython STRIP= FROZEN_MANIFEST= \
+		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_SSL_MBEDTLS=0 MICROPY_PY_FFI=0 \
+		USER_C_MODULES=$(abspath vm/rewrite/host/usermod) \
+		CFLAGS_EXTRA="-I$(abspath vm/rewrite) -include $(abspath vm/rewrite/host/usermod/rw/rw_unix_config.h)"
+
+rewrite-suite: rewrite-oracle
+	$(PY) vm/rewrite/host/suite.py --oracle $(RW_ORACLE) --tree $(VM_MICROPY_DIR) \
+		--dirs $(REWRITE_DIRS) --out $(BUILD)/host/rewrite/suite.json

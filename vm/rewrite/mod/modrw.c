@@ -1,0 +1,284 @@
+// SPDX-License-Identifier: MIT
+// `_rw`: the rewriter on live functions (issue 7). plan(fn, kinds), apply(fn, edits),
+// code(fn), undo(fn), misses(fn), misses_reset(), aggressive(flag), stats().
+#include <string.h>
+
+#include "py/bc.h"
+#include "py/gc.h"
+#include "py/objfun.h"
+#include "py/runtime.h"
+
+#include "rw_aggr.h"
+#include "rw_record.h"
+#include "rw_plan.h"
+#include "rw_stats.h"
+
+// Layouts private to py/objclosure.c and py/objboundmeth.c, restated (1.25.0).
+typedef struct {
+    mp_obj_base_t base;
+    mp_obj_t fun;
+    size_t n_closed;
+    mp_obj_t closed[];
+} rw_closure_t;
+typedef struct {
+    mp_obj_base_t base;
+    mp_obj_t meth;
+    mp_obj_t self;
+} rw_bound_meth_t;
+extern const mp_obj_type_t mp_type_closure;
+
+// The bytecode function behind fn (bound methods and closures unwrapped).
+static mp_obj_fun_bc_t *get_fun(mp_obj_t fn) {
+    if (mp_obj_is_type(fn, &mp_type_bound_meth)) {
+        fn = ((rw_bound_meth_t *)MP_OBJ_TO_PTR(fn))->meth;
+    }
+    if (mp_obj_is_type(fn, &mp_type_closure)) {
+        fn = ((rw_closure_t *)MP_OBJ_TO_PTR(fn))->fun;
+    }
+    if (!mp_obj_is_type(fn, &mp_type_fun_bc) && !mp_obj_is_type(fn, &mp_type_gen_wrap)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("_rw: not a bytecode function"));
+    }
+    return MP_OBJ_TO_PTR(fn);
+}
+
+// fn's opcodes, or ValueError for code outside the GC heap (frozen code is in the
+// image's read-only memory; heap code is its own GC block, so gc_nbytes sizes it).
+static rw_code_t get_code(mp_obj_t fn) {
+    rw_code_t c;
+    if (!rw_code_of(get_fun(fn)->bytecode, &c)) {
+        mp_raise_ValueError(MP_ERROR_TEXT("_rw: code not in the GC heap (frozen code is read-only)"));
+    }
+    return c;
+}
+
+// kinds: an int bit mask (bit = index in _rw.KINDS) or an iterable of kind names.
+static uint32_t get_kinds(mp_obj_t k) {
+    if (mp_obj_is_int(k)) {
+        mp_int_t v = mp_obj_get_int(k);
+        if (v < 0 || (uint32_t)v & ~rw_kinds_all) {
+            mp_raise_ValueError(MP_ERROR_TEXT("_rw: kinds has bits of no kind the VM runs"));
+        }
+        return (uint32_t)v;
+    }
+    uint32_t mask = 0;
+    mp_obj_t it = mp_getiter(k, NULL), item;
+    while ((item = mp_iternext(it)) != MP_OBJ_STOP_ITERATION) {
+        const char *name = mp_obj_str_get_str(item);
+        int kind = 0;
+        while (rw_kind_name(kind) && strcmp(rw_kind_name(kind), name) != 0) {
+            kind++;
+        }
+        if (!rw_kind_name(kind) || !(rw_kinds_all & RW_K(kind))) {
+            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("_rw: unknown kind '%s'"), name);
+        }
+        mask |= RW_K(kind);
+    }
+    return mask;
+}
+
+// Plans into a fresh heap array (*n edits); the caller frees it with m_del.
+static rw_edit_t *plan_heap(const rw_code_t *c, uint32_t kinds, size_t *n) {
+    *n = rw_plan(c->code, c->len, NULL, 0, kinds);
+    rw_edit_t *e = m_new(rw_edit_t, *n ? *n : 1);
+    rw_plan(c->code, c->len, e, *n, kinds);
+    return e;
+}
+
+// _rw.plan(fn, kinds=ALL) -> [(offset, old, new, kind_name)], offsets from the first opcode.
+static mp_obj_t rw_plan_fn(size_t n_args, const mp_obj_t *args) {
+    rw_code_t c = get_code(args[0]);
+    uint32_t kinds = n_args > 1 ? get_kinds(args[1]) : rw_kinds_all;
+    size_t n;
+    rw_edit_t *e = plan_heap(&c, kinds, &n);
+    mp_obj_t list = mp_obj_new_list(0, NULL);
+    for (size_t i = 0; i < n; i++) {
+        const char *name = rw_kind_name(e[i].kind);
+        mp_obj_t t[4] = { MP_OBJ_NEW_SMALL_INT(e[i].offset), MP_OBJ_NEW_SMALL_INT(e[i].old_byte),
+                          MP_OBJ_NEW_SMALL_INT(e[i].new_byte),
+                          mp_obj_new_str(name, strlen(name)) };
+        mp_obj_list_append(list, mp_obj_new_tuple(4, t));
+    }
+    m_del(rw_edit_t, e, n ? n : 1);
+    return list;
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(rw_plan_obj, 1, 2, rw_plan_fn);
+
+// _rw.apply(fn, edits) -> bytes written. Every edit must be one the planner gives for
+// fn's code now with the kinds of the edits (so no byte can be written that the
+// planner would not, whatever Python passes); all are checked, then all are written in
+// this one C call, with no bytecode running in between.
+static mp_obj_t rw_apply_fn(mp_obj_t fn, mp_obj_t edits_in) {
+    rw_code_t c = get_code(fn);
+    size_t n_in;
+    mp_obj_t *items;
+    mp_obj_get_array(edits_in, &n_in, &items);
+    rw_edit_t *want = m_new(rw_edit_t, n_in ? n_in : 1);
+    uint32_t kinds = 0;
+    for (size_t i = 0; i < n_in; i++) {
+        size_t len;
+        mp_obj_t *f;
+        mp_obj_get_array(items[i], &len, &f);
+        if (len < 3) {
+            mp_raise_TypeError(MP_ERROR_TEXT("_rw.apply: an edit is (offset, old, new[, kind])"));
+        }
+        mp_int_t off = mp_obj_get_int(f[0]), old = mp_obj_get_int(f[1]), nb = mp_obj_get_int(f[2]);
+        int kind = nb >= 0 && nb < 256 ? rw_kind_of((uint8_t)nb) : -1;
+        if (off < 0 || (size_t)off >= c.len || old < 0 || old > 255 || kind < 0) {
+            mp_raise_msg_varg(&mp_type_ValueError,
+                MP_ERROR_TEXT("_rw.apply: edit %d is not a rewrite of this code"), (int)i);
+        }
+        want[i] = (rw_edit_t){ (uint32_t)off, (uint8_t)old, (uint8_t)nb, (uint8_t)kind };
+        kinds |= RW_K(kind);
+    }
+    size_t n_plan;
+    rw_edit_t *plan = plan_heap(&c, kinds, &n_plan);
+    for (size_t i = 0; i < n_in; i++) {
+        size_t j = 0;
+        while (j < n_plan && plan[j].offset != want[i].offset) {
+            j++;
+        }
+        if (j == n_plan || plan[j].old_byte != want[i].old_byte
+            || plan[j].new_byte != want[i].new_byte) {
+            mp_raise_msg_varg(&mp_type_ValueError,
+                MP_ERROR_TEXT("_rw.apply: edit %d at offset %d is not planned for this code now"),
+                (int)i, (int)want[i].offset);
+        }
+    }
+    size_t bad = rw_apply(c.code, c.len, want, n_in);
+    m_del(rw_edit_t, plan, n_plan ? n_plan : 1);
+    m_del(rw_edit_t, want, n_in ? n_in : 1);
+    if (bad) {
+        // Planned from these very bytes a moment ago, with no bytecode run since.
+        mp_raise_msg(&mp_type_RuntimeError, MP_ERROR_TEXT("_rw.apply: code changed"));
+    }
+    return MP_OBJ_NEW_SMALL_INT(n_in);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(rw_apply_obj, rw_apply_fn);
+
+// _rw.code(fn) -> bytes of the opcode area now (first opcode to the last instruction).
+static mp_obj_t rw_code_fn(mp_obj_t fn) {
+    rw_code_t c = get_code(fn);
+    return mp_obj_new_bytes(c.code, rw_code_end(c.code, c.len));
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_code_obj, rw_code_fn);
+
+// _rw.undo(fn) -> bytes changed: the canonical original restored in place.
+static mp_obj_t rw_undo_fn(mp_obj_t fn) {
+    rw_code_t c = get_code(fn);
+    long n = rw_undo(c.code, c.len, c.code);
+    if (n < 0) {
+        mp_raise_ValueError(MP_ERROR_TEXT("_rw.undo: a rewrite head without its tail"));
+    }
+    return MP_OBJ_NEW_SMALL_INT(n);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_undo_obj, rw_undo_fn);
+
+// _rw.misses(fn) -> guard misses recorded at heads in fn's opcodes.
+static mp_obj_t rw_misses_fn(mp_obj_t fn) {
+    rw_code_t c = get_code(fn);
+    return mp_obj_new_int_from_uint(rw_misses_between(c.code, c.code + c.len));
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_misses_obj, rw_misses_fn);
+
+static mp_obj_t rw_misses_reset_fn(void) {
+    rw_misses_reset();
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(rw_misses_reset_obj, rw_misses_reset_fn);
+
+// _rw.aggressive([flag]) -> whether it was on. On: every heap function is rewritten
+// (all kinds, verified first) at its first call, by the VM's frame-enter hook.
+static mp_obj_t rw_aggressive_fn(size_t n_args, const mp_obj_t *args) {
+    mp_obj_t was = mp_obj_new_bool(rw_enter_flags & RW_ENTER_AGGRESSIVE);
+    if (n_args) {
+        rw_aggr_set(mp_obj_is_true(args[0]));
+    }
+    return was;
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(rw_aggressive_obj, 0, 1, rw_aggressive_fn);
+
+// _rw.start(fn) -> offset of fn's first opcode in its fun_data (vm.bytecode(fn)), where
+// the plan's offsets start.
+static mp_obj_t rw_start_fn(mp_obj_t fn) {
+    return MP_OBJ_NEW_SMALL_INT(get_code(fn).off);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_start_obj, rw_start_fn);
+
+// _rw.record(fn, n): record the positional arguments of fn's next n calls (n = 0 stops);
+// _rw.recorded(fn) -> [(args...), ...] so far. One function at a time.
+static mp_obj_t rw_record_fn(mp_obj_t fn, mp_obj_t n_in) {
+    mp_int_t n = mp_obj_get_int(n_in);
+    if (n < 0 || n > 1024) {
+        mp_raise_ValueError(MP_ERROR_TEXT("_rw.record: n must be 0..1024"));
+    }
+    rw_record_start(get_fun(fn)->bytecode, (size_t)n);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(rw_record_obj, rw_record_fn);
+
+static mp_obj_t rw_recorded_fn(mp_obj_t fn) {
+    return rw_record_calls(get_fun(fn)->bytecode);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_recorded_obj, rw_recorded_fn);
+
+static void put(mp_obj_t d, const char *k, mp_uint_t v) {
+    mp_obj_dict_store(d, mp_obj_new_str(k, strlen(k)), mp_obj_new_int_from_uint(v));
+}
+
+// _rw.stats() -> the aggressive mode's counters since boot: functions seen, rewritten,
+// refused (by the verifier or too big), left alone (frozen, nothing to rewrite), edits
+// by kind, and the last refusal's message.
+static mp_obj_t rw_stats_fn(void) {
+    const rw_aggr_stats_t *s = rw_aggr_stats();
+    mp_obj_t d = mp_obj_new_dict(0);
+    put(d, "seen", s->seen);
+    put(d, "rewritten", s->rewritten);
+    put(d, "refused", s->refused);
+    put(d, "too_big", s->too_big);
+    put(d, "frozen", s->frozen);
+    put(d, "unchanged", s->unchanged);
+    mp_obj_t by = mp_obj_new_dict(0);
+    for (int k = 0; k < RW_KIND_N; k++) {
+        put(by, rw_kind_name(k), s->edits[k]);
+    }
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_edits), by);
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_last_refusal),
+        mp_obj_new_str(s->last_refusal, strlen(s->last_refusal)));
+    return d;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(rw_stats_obj, rw_stats_fn);
+
+// _rw.KINDS: the kind names, bit i of a kinds mask is KINDS[i] (rw_kind_name's order;
+// a host test checks the two agree); _rw.ALL: the mask of every kind the VM runs.
+static const mp_rom_obj_tuple_t rw_kinds_tuple = {
+    { &mp_type_tuple }, RW_KIND_N, {
+        MP_ROM_QSTR(MP_QSTR_cmpj), MP_ROM_QSTR(MP_QSTR_arith_si), MP_ROM_QSTR(MP_QSTR_subscr_si),
+        MP_ROM_QSTR(MP_QSTR_forrange), MP_ROM_QSTR(MP_QSTR_incr_fast),
+        MP_ROM_QSTR(MP_QSTR_return_none), MP_ROM_QSTR(MP_QSTR_cache),
+    }
+};
+
+static const mp_rom_map_elem_t rw_globals_table[] = {
+    { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR__rw) },
+    { MP_ROM_QSTR(MP_QSTR_KINDS), MP_ROM_PTR(&rw_kinds_tuple) },
+    { MP_ROM_QSTR(MP_QSTR_ALL), MP_ROM_INT(RW_KINDS_ALL) },
+    { MP_ROM_QSTR(MP_QSTR_plan), MP_ROM_PTR(&rw_plan_obj) },
+    { MP_ROM_QSTR(MP_QSTR_apply), MP_ROM_PTR(&rw_apply_obj) },
+    { MP_ROM_QSTR(MP_QSTR_code), MP_ROM_PTR(&rw_code_obj) },
+    { MP_ROM_QSTR(MP_QSTR_undo), MP_ROM_PTR(&rw_undo_obj) },
+    { MP_ROM_QSTR(MP_QSTR_misses), MP_ROM_PTR(&rw_misses_obj) },
+    { MP_ROM_QSTR(MP_QSTR_misses_reset), MP_ROM_PTR(&rw_misses_reset_obj) },
+    { MP_ROM_QSTR(MP_QSTR_aggressive), MP_ROM_PTR(&rw_aggressive_obj) },
+    { MP_ROM_QSTR(MP_QSTR_stats), MP_ROM_PTR(&rw_stats_obj) },
+    { MP_ROM_QSTR(MP_QSTR_start), MP_ROM_PTR(&rw_start_obj) },
+    { MP_ROM_QSTR(MP_QSTR_record), MP_ROM_PTR(&rw_record_obj) },
+    { MP_ROM_QSTR(MP_QSTR_recorded), MP_ROM_PTR(&rw_recorded_obj) },
+};
+static MP_DEFINE_CONST_DICT(rw_globals, rw_globals_table);
+
+const mp_obj_module_t rw_user_cmodule = {
+    .base = { &mp_type_module },
+    .globals = (mp_obj_dict_t *)&rw_globals,
+};
+
+MP_REGISTER_MODULE(MP_QSTR__rw, rw_user_cmodule);

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+// Aggressive mode: at the first call of each heap function (the VM's frame-enter hook),
+// plan every kind, check the result with the C verifier's replacement check, apply.
+#include <string.h>
+
+#include "py/bc.h"
+#include "py/gc.h"
+#include "py/objfun.h"
+#include "py/runtime.h"
+
+#include "rw_aggr.h"
+#include "verify.h"
+
+uint8_t rw_enter_flags;
+
+// Not GC roots on purpose: addresses are only compared, never followed. Code freed and
+// reused at the same address is taken for seen (left as it is: still correct code).
+static const uint8_t *s_seen[RW_AGGR_SEEN];
+static rw_aggr_stats_t s_stats;
+// The hook runs at frame entry and may not allocate (a collection there could run a
+// finaliser's bytecode, and a MemoryError would escape from a call): static buffers.
+static rw_edit_t s_edits[RW_AGGR_MAX_EDITS];
+static uint8_t s_new[VRF_MAX_CODE];
+
+static const mp_obj_type_t *cell_type(void);
+
+int rw_code_of(const uint8_t *bytecode, rw_code_t *c) {
+    size_t n = gc_nbytes(bytecode);  // 0 unless bytecode heads a GC heap block
+    if (n == 0) {
+        return 0;
+    }
+    const byte *ip = bytecode;
+    MP_BC_PRELUDE_SIG_DECODE(ip);
+    MP_BC_PRELUDE_SIZE_DECODE(ip);
+    c->off = (size_t)(ip - bytecode) + n_info + n_cell;
+    if (c->off >= n) {
+        return 0;
+    }
+    c->code = (uint8_t *)bytecode + c->off;
+    c->len = n - c->off;
+    return 1;
+}
+
+void rw_aggr_set(int on) {
+    cell_type();  // while allocating is plainly safe
+    if (on) {
+        // Forget addresses seen before: a soft reset's fresh heap puts new code at the
+        // addresses of the old (the guest upstream suite's every test would be skipped).
+        memset(s_seen, 0, sizeof(s_seen));
+    }
+    rw_enter_flags = (uint8_t)((rw_enter_flags & ~RW_ENTER_AGGRESSIVE) | (on ? RW_ENTER_AGGRESSIVE : 0));
+}
+
+const rw_aggr_stats_t *rw_aggr_stats(void) {
+    return &s_stats;
+}
+
+// ---- The verifier's replacement check ---------------------------------------------------
+// What vrf_verify_replacement needs to know of a heap function, as vm/verifier/mod
+// describes it for vm.check_replacement.
+
+#define RW_UNSIZED (0xffff)
+
+static size_t heap_bytes(const void *p) {
+    return p ? gc_nbytes(p) : 0;
+}
+
+static const char *rw_qstr(void *ctx, uint32_t q, size_t *len) {
+    const mp_module_constants_t *k = ctx;
+    size_t n = heap_bytes(k->qstr_table);
+    if (n && q >= n / sizeof(qstr_short_t)) {
+        return NULL;
+    }
+    const qstr_pool_t *pool = MP_STATE_VM(last_pool);
+    qstr qs = k->qstr_table[q];
+    return qs >= pool->total_prev_len + pool->len ? NULL : (const char *)qstr_data(qs, len);
+}
+
+static int rw_obj_kind(void *ctx, uint32_t i) {
+    const mp_module_constants_t *k = ctx;
+    mp_obj_t o = k->obj_table[i];
+    if (o == MP_OBJ_NULL) {
+        return VRF_OBJ_INVALID;
+    }
+    if (mp_obj_is_type(o, &mp_type_tuple)) {
+        size_t len;
+        mp_obj_t *items;
+        mp_obj_tuple_get(o, &len, &items);
+        return len <= VRF_MAX_TUPLE ? VRF_OBJ_TUPLE + (int)len : VRF_OBJ_OTHER;
+    }
+    return VRF_OBJ_OTHER;
+}
+
+static void describe(vrf_fn_t *fn, const uint8_t *code, size_t len,
+    const mp_obj_fun_bc_t *f, uint32_t n_free) {
+    const mp_module_constants_t *k = &f->context->constants;
+    memset(fn, 0, sizeof(*fn));
+    fn->code = code;
+    fn->len = len;
+    size_t qn = heap_bytes(k->qstr_table);
+    fn->n_qstr = qn ? (uint32_t)(qn / sizeof(qstr_short_t)) : RW_UNSIZED;
+    size_t on = heap_bytes(k->obj_table);
+    fn->n_obj = on ? (uint32_t)(on / sizeof(mp_obj_t)) : (k->obj_table ? RW_UNSIZED : 0);
+    size_t cn = heap_bytes(f->child_table);
+    uint32_t c = 0;
+    while (c < cn / sizeof(void *) && f->child_table[c] != NULL) {
+        c++;  // only the leading non-NULL entries are children; the rest is block slack
+    }
+    fn->n_children = cn ? c : (f->child_table ? RW_UNSIZED : 0);
+    fn->n_free = n_free;
+    fn->n_defaults = -1;
+    fn->kw_defaults = -1;
+    fn->qstr = rw_qstr;
+    fn->obj_kind = rw_obj_kind;
+    fn->ctx = (void *)k;
+}
+
+// py/objcell.c keeps the cell type static: learn it from a cell made once (under
+// nlr: a MemoryError here is not the caller's). NULL if that failed.
+static const mp_obj_type_t *s_cell_type;
+
+static const mp_obj_type_t *cell_type(void) {
+    if (s_cell_type == NULL) {
+        nlr_buf_t nlr;
+        if (nlr_push(&nlr) == 0) {
+            s_cell_type = mp_obj_get_type(mp_obj_new_cell(MP_OBJ_NULL));
+            nlr_pop();
+        }
+    }
+    return s_cell_type;
+}
+
+// Cells a closure passes come first among the arguments (py/objclosure.c); Python code
+// has no way to pass a cell itself, so the leading cell locals at entry are those.
+static uint32_t count_free(const mp_code_state_t *cs, const mp_obj_type_t *cell) {
+    const byte *ip = cs->fun_bc->bytecode;
+    MP_BC_PRELUDE_SIG_DECODE(ip);
+    uint32_t n = 0;
+    while (n < n_pos_args && n < cs->n_state
+           && mp_obj_get_type(cs->state[cs->n_state - 1 - n]) == cell) {
+        n++;
+    }
+    return n;
+}
+
+// The replacement check aggressive mode runs before applying: 0 when the rewritten
+// fun_data (new, len bytes) verifies as a replacement of the running function's, else
+// the verifier's message. Profile 'trusted': heap code here has no other owner profile.
+static const char *rw_check_replacement(const mp_code_state_t *cs, const uint8_t *new_code,
+    size_t len) {
+    static vrf_result_t res;
+    vrf_fn_t nf, of;
+    const mp_obj_type_t *cell = cell_type();
+    if (cell == NULL) {
+        return "no memory to learn the cell type";
+    }
+    uint32_t n_free = count_free(cs, cell);
+    describe(&nf, new_code, len, cs->fun_bc, n_free);
+    describe(&of, cs->fun_bc->bytecode, len, cs->fun_bc, n_free);
+    return vrf_verify_replacement(&nf, &of, &vrf_profile_trusted, &res) ? res.msg : NULL;
+}
+
+// ---- The hook ---------------------------------------------------------------------------
+
+static size_t seen_slot(const uint8_t *p) {
+    uintptr_t a = (uintptr_t)p >> 4;  // GC blocks are 16-byte aligned
+    return (size_t)((a ^ (a >> 11)) & (RW_AGGR_SEEN - 1));
+}
+
+void rw_frame_enter(struct _mp_code_state_t *cs) {
+    if (rw_enter_flags & RW_ENTER_RECORD) {
+        rw_record_enter(cs);
+    }
+    if (!(rw_enter_flags & RW_ENTER_AGGRESSIVE)) {
+        return;
+    }
+    // Inside a collection or under heap_lock: a finaliser's frame may have interrupted
+    // the verifier itself (its tables are static). Try again at a later call.
+    if (gc_is_locked()) {
+        return;
+    }
+    const uint8_t *bc = cs->fun_bc->bytecode;
+    size_t slot = seen_slot(bc);
+    if (s_seen[slot] == bc) {
+        return;
+    }
+    s_seen[slot] = bc;
+    s_stats.seen++;
+    rw_code_t c;
+    if (!rw_code_of(bc, &c)) {
+        s_stats.frozen++;
+        return;
+    }
+    size_t n = rw_plan(c.code, c.len, s_edits, RW_AGGR_MAX_EDITS, rw_kinds_all);
+    if (n == 0) {
+        s_stats.unchanged++;
+        return;
+    }
+    size_t total = c.off + c.len;
+    if (n > RW_AGGR_MAX_EDITS || total > sizeof(s_new)) {
+        s_stats.too_big++;
+        return;
+    }
+    memcpy(s_new, bc, total);
+    rw_apply(s_new + c.off, c.len, s_edits, n);
+    const char *why = rw_check_replacement(cs, s_new, total);
+    if (why) {
+        s_stats.refused++;
+        size_t m = strlen(why);
+        m = m < sizeof(s_stats.last_refusal) - 1 ? m : sizeof(s_stats.last_refusal) - 1;
+        memcpy(s_stats.last_refusal, why, m);
+        s_stats.last_refusal[m] = 0;
+        return;
+    }
+    rw_apply(c.code, c.len, s_edits, n);
+    s_stats.rewritten++;
+    for (size_t i = 0; i < n; i++) {
+        s_stats.edits[s_edits[i].kind]++;
+    }
+}
