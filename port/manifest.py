@@ -5,3 +5,5 @@ freeze("$(PORT_DIR)/modules")
 include("$(MPY_DIR)/extmod/asyncio")
 # The trace field's Python API and the `lo` console helpers (loci/python).
 freeze("$(PORT_DIR)/../loci/python")
+# The optimiser's gates, journal, swap and rollback (vm/python, issue 7).
+freeze("$(PORT_DIR)/../vm/python")

@@ -221,6 +221,22 @@ static mp_obj_t kernel_idle(mp_obj_t fn) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(kernel_idle_obj, kernel_idle);
 
+// capture(True) starts sending console output to a 4 KiB buffer instead of the serial
+// line; capture(False) stops and returns (bytes captured, bytes that did not fit). Used
+// by the optimiser (vm/python/opt.py) to compare what old and new code print.
+static mp_obj_t kernel_capture(mp_obj_t on) {
+    if (mp_obj_is_true(on)) {
+        port_capture_start();
+        return mp_const_none;
+    }
+    const char *buf;
+    size_t len, lost;
+    port_capture_stop(&buf, &len, &lost);
+    mp_obj_t items[2] = { mp_obj_new_bytes((const byte *)buf, len), mp_obj_new_int_from_uint(lost) };
+    return mp_obj_new_tuple(2, items);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(kernel_capture_obj, kernel_capture);
+
 static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_kernel) },
     { MP_ROM_QSTR(MP_QSTR_memmap), MP_ROM_PTR(&kernel_memmap_obj) },
@@ -242,6 +258,7 @@ static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_crash), MP_ROM_PTR(&kernel_crash_obj) },
     { MP_ROM_QSTR(MP_QSTR_faults_recovered), MP_ROM_PTR(&kernel_faults_recovered_obj) },
     { MP_ROM_QSTR(MP_QSTR_idle), MP_ROM_PTR(&kernel_idle_obj) },
+    { MP_ROM_QSTR(MP_QSTR_capture), MP_ROM_PTR(&kernel_capture_obj) },
 };
 static MP_DEFINE_CONST_DICT(kernel_module_globals, kernel_module_globals_table);
 

@@ -8,6 +8,10 @@
 #include "shared/runtime/pyexec.h"
 #include "shared/timeutils/timeutils.h"
 
+#include <string.h>
+
+#include "port.h"
+
 // ---- Idle hook (kernel.idle) -------------------------------------------------------------
 
 // The function kernel.idle registered, or MP_OBJ_NULL.
@@ -46,7 +50,38 @@ static void idle_call(void) {
 
 // ---- Console ------------------------------------------------------------------------------
 
+// Console output capture (kernel.capture): the optimiser's equivalence gate runs old and
+// new code and compares what they print. While capturing, output goes to a fixed buffer
+// instead of the console; what does not fit is counted, not written.
+static char capture_buf[LOCIOS_CAPTURE_BYTES];
+static size_t capture_len;
+static size_t capture_lost;
+static bool capturing;
+
+void port_capture_start(void) {
+    capture_len = 0;
+    capture_lost = 0;
+    capturing = true;
+}
+
+bool port_capture_stop(const char **buf, size_t *len, size_t *lost) {
+    bool was = capturing;
+    capturing = false;
+    *buf = capture_buf;
+    *len = capture_len;
+    *lost = capture_lost;
+    return was;
+}
+
 mp_uint_t mp_hal_stdout_tx_strn(const char *str, size_t len) {
+    if (capturing) {
+        size_t room = sizeof(capture_buf) - capture_len;
+        size_t n = len < room ? len : room;
+        memcpy(capture_buf + capture_len, str, n);
+        capture_len += n;
+        capture_lost += len - n;
+        return len;
+    }
     kcon_write(str, len);
     return len;
 }

@@ -3,6 +3,7 @@
 #ifndef LOCIOS_PORT_PORT_H
 #define LOCIOS_PORT_PORT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,5 +21,12 @@ struct _port_mem_obj_t;
 extern const struct _port_mem_obj_t port_mem8_obj, port_mem16_obj, port_mem32_obj,
     port_mem64_obj;
 void port_memfault_init(void);
+
+// mphalport.c: console output capture for kernel.capture (the optimiser's equivalence
+// gate). stop() returns whether capture was on, and the buffer, its length and the
+// bytes that did not fit.
+#define LOCIOS_CAPTURE_BYTES (4096)
+void port_capture_start(void);
+bool port_capture_stop(const char **buf, size_t *len, size_t *lost);
 
 #endif

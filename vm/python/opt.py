@@ -1,0 +1,482 @@
+# SPDX-License-Identifier: MIT
+# The optimiser's gates, journal, swap and rollback (issue 7): only a rewrite that
+# verifies, behaves the same and measures faster replaces running code. See vm/README.md.
+import binascii
+import hashlib
+import sys
+
+import _prof
+import _rw
+
+import __main__
+import kernel
+import vm
+
+# A candidate must be at least this much faster (new/old cycle ratio, median of the A/B
+# rounds) to be swapped in. 2 %: under QEMU -icount reruns differ by ~0.04 %, and on TCG
+# without -icount (or hardware) the A/B rounds interleave, so drift hits both sides.
+MARGIN = 0.02
+# A/B rounds (each runs every input once with old code, once with new, interleaved).
+ROUNDS = 5
+# Recorded calls kept per function, and how many calls the optimiser waits for.
+INPUTS = 8
+# A swapped function is rolled back when its guards missed more often than this share
+# of its profiled activity (calls + loop iterations) since the swap.
+MISS_SHARE = 0.25
+# Functions whose one call costs more than this many cycles are not A/B measured
+# (the measurement itself would stall the console); they are journaled as skipped.
+MAX_CALL_CYCLES = 200_000_000
+# Passes a function may be recorded for with no call coming before it is given up.
+PATIENCE = 4
+
+_journal = []
+_live = {}  # swap id -> [fn, old digest, new digest, edits, activity and misses at swap]
+_done = {}  # id(bytecode owner fn) -> journal id of its last verdict
+_auto = False
+_epoch = 0
+
+
+def _digest(data):
+    return binascii.hexlify(hashlib.sha256(data).digest()).decode()
+
+
+def _name(fn):
+    try:
+        return fn.__name__
+    except AttributeError:
+        return repr(fn)
+
+
+def _entry(fn, verdict, gate, old, new, edits, gain, detail=""):
+    global _epoch
+    _epoch += 1
+    e = {
+        "id": len(_journal) + 1,
+        "epoch": _epoch,
+        "function": _name(fn),
+        "old": old,
+        "new": new,
+        "rewrites": [(off, kind) for off, _o, _n, kind in edits],
+        "gain": gain,
+        "verdict": verdict,
+        "gate": gate,
+        "detail": detail,
+    }
+    _journal.append(e)
+    return e
+
+
+# ---- gate 1: verify ------------------------------------------------------------------
+
+def _replacement(fn, edits):
+    # The whole rewritten bytecode, as vm.check_replacement takes it: the function's
+    # bytecode with each edit's head byte substituted after checking the old byte.
+    code = bytearray(vm.bytecode(fn))
+    base = _rw.start(fn)
+    for off, old, new, _kind in edits:
+        if code[base + off] != old:
+            raise ValueError("opt: stale edit at offset %d" % off)
+        code[base + off] = new
+    return bytes(code)
+
+
+def _gate_verify(fn, edits, profile):
+    return vm.check_replacement(fn, _replacement(fn, edits), profile)
+
+
+# ---- gate 2: equivalent ----------------------------------------------------------------
+
+_VALUE_TYPES = (type(None), bool, int, float, str, bytes, range)
+
+
+def _clone(x, depth=0):
+    # A copy the function may mutate freely; None when x is not something the gate can
+    # copy faithfully (then the recorded call is not replayed).
+    if depth > 8:
+        return None
+    t = type(x)
+    if t in _VALUE_TYPES:
+        return (x,)
+    if t in (tuple, list, set):
+        items = []
+        for v in x:
+            c = _clone(v, depth + 1)
+            if c is None:
+                return None
+            items.append(c[0])
+        return (t(items),)
+    if t is bytearray:
+        return (bytearray(x),)
+    if t is dict:
+        d = {}
+        for k, v in x.items():
+            c = _clone(v, depth + 1)
+            if c is None:
+                return None
+            d[k] = c[0]
+        return (d,)
+    return _clone_instance(x, t, depth)
+
+
+def _clone_instance(x, t, depth):
+    # An instance of a Python class with no native base: a new object of the same class
+    # with copies of its attributes (its __init__ is not run again).
+    try:
+        if t.__bases__ != (object,) or not isinstance(x.__dict__, dict):
+            return None
+        y = object.__new__(t)
+        for k, v in x.__dict__.items():
+            c = _clone(v, depth + 1)
+            if c is None:
+                return None
+            setattr(y, k, c[0])
+        return (y,)
+    except (AttributeError, TypeError):
+        return None
+
+
+def _same(a, b):
+    if type(a) is not type(b):
+        return False
+    if type(a) is float and a != a:
+        return b != b
+    if type(a) in (tuple, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if type(a) is dict:
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if type(a) in _VALUE_TYPES or type(a) in (set, bytearray):
+        return a == b
+    try:
+        return _same(a.__dict__, b.__dict__)
+    except AttributeError:
+        return a == b
+
+
+def _run(fn, args):
+    # (kind, value or exception type, output, args after the call)
+    kernel.capture(True)
+    try:
+        try:
+            r = ("ret", fn(*args))
+        except Exception as e:  # noqa: BLE001 - the gate compares any exception type
+            r = ("exc", type(e))
+    finally:
+        out, lost = kernel.capture(False)
+    return r[0], r[1], out, lost, args
+
+
+def _gate_equivalent(fn, edits, inputs):
+    if not inputs:
+        return "no replayable inputs recorded or generated"
+    for args in inputs:
+        a, b = _clone(args), _clone(args)
+        _rw.undo(fn)
+        old = _run(fn, a[0])
+        _rw.apply(fn, edits)
+        try:
+            new = _run(fn, b[0])
+        finally:
+            _rw.undo(fn)
+        if old[0] != new[0]:
+            return "args %r: old %s, new %s" % (args, old[0], new[0])
+        if old[0] == "exc" and old[1] is not new[1]:
+            return "args %r: old raised %s, new %s" % (args, old[1].__name__, new[1].__name__)
+        if old[0] == "ret" and not _same(old[1], new[1]):
+            return "args %r: old returned %r, new %r" % (args, old[1], new[1])
+        if old[2] != new[2] or old[3] != new[3]:
+            return "args %r: printed output differs" % (args,)
+        if not _same(old[4], new[4]):
+            return "args %r: arguments after the call differ" % (args,)
+    return None
+
+
+# ---- gate 3: faster --------------------------------------------------------------------
+
+def _time(fn, inputs):
+    # Cycles to run every input once (on fresh copies; copying is outside the timing).
+    copies = [_clone(a)[0] for a in inputs]
+    kernel.capture(True)
+    try:
+        t0 = kernel.cycles()
+        for args in copies:
+            try:
+                fn(*args)
+            except Exception:  # noqa: BLE001,S110 - equivalence already compared them
+                pass
+        return kernel.cycles() - t0
+    finally:
+        kernel.capture(False)
+
+
+def _gate_faster(fn, edits, inputs):
+    # (failure or None, median new/old ratio). Rounds alternate which side runs first.
+    ratios = []
+    for i in range(ROUNDS):
+        _rw.undo(fn)
+        if i & 1:
+            _rw.apply(fn, edits)
+            tn = _time(fn, inputs)
+            _rw.undo(fn)
+            to = _time(fn, inputs)
+        else:
+            to = _time(fn, inputs)
+            _rw.apply(fn, edits)
+            tn = _time(fn, inputs)
+            _rw.undo(fn)
+        if to > MAX_CALL_CYCLES * len(inputs):
+            return "too slow to measure (%d cycles a round)" % to, None
+        ratios.append(tn / to if to else 1.0)
+    ratios.sort()
+    ratio = ratios[len(ratios) // 2]
+    if ratio > 1.0 - MARGIN:
+        return "new/old %.4f, not below %.2f" % (ratio, 1.0 - MARGIN), ratio
+    return None, ratio
+
+
+# ---- the pipeline ----------------------------------------------------------------------
+
+def _activity(fn):
+    for f, calls, back, _hot in _prof.counters():
+        if f is fn:
+            return calls + back
+    return 0
+
+
+def _recorded(fn):
+    inputs = []
+    for args in _rw.recorded(fn):
+        if _clone(args) is not None:
+            inputs.append(args)
+    return inputs
+
+
+def consider(fn, profile="trusted", inputs=None):
+    """Run the four gates on fn's rewrite candidate; swap it in if all pass.
+    Returns the journal entry (also for rejections)."""
+    code = _rw.code(fn)
+    old = _digest(code)
+    edits = _rw.plan(fn)
+    if not edits:
+        return _entry(fn, "rejected", "plan", old, old, [], None, "nothing to rewrite")
+    new = _digest(_replacement(fn, edits)[_rw.start(fn):_rw.start(fn) + len(code)])
+    why = _gate_verify(fn, edits, profile)
+    if why:
+        return _entry(fn, "rejected", "verify", old, new, edits, None, why)
+    if inputs is None:
+        inputs = _recorded(fn)
+    inputs = [a for a in inputs if _clone(a) is not None]
+    why = _gate_equivalent(fn, edits, inputs)
+    if why:
+        return _entry(fn, "rejected", "equivalent", old, new, edits, None, why)
+    why, ratio = _gate_faster(fn, edits, inputs)
+    if why:
+        return _entry(fn, "rejected", "faster", old, new, edits, ratio and round(1 / ratio, 4), why)
+    # Gate 4: the entry is written before the bytes change.
+    e = _entry(fn, "swapped", None, old, new, edits, round(1 / ratio, 4))
+    _rw.apply(fn, edits)
+    _live[e["id"]] = [fn, old, new, edits, _activity(fn), _rw.misses(fn)]
+    return e
+
+
+# ---- what to work on, and one move at a time -------------------------------------------
+
+_FUNCTION = type(_digest)
+_keys = {}  # key (bytes) -> fn
+_key_of = {}  # id(fn) -> key
+_recording = None  # the function whose calls _rw is recording
+_rec_passes = 0  # optimise() passes it has been recorded for without one replayable call
+
+
+def key(fn):
+    """The field key (bytes, <= 15) naming fn in the 'heat' flavour."""
+    k = _key_of.get(id(fn))
+    if k is None:
+        # Readable in top('heat'): the name's first 10 bytes and a serial number.
+        k = ("%s.%x" % (_name(fn)[:10], len(_keys) + 1)).encode()
+        _keys[k] = fn
+        _key_of[id(fn)] = k
+    return k
+
+
+def by_key(k):
+    return _keys.get(bytes(k))
+
+
+_eligible_memo = {}  # id(fn) -> (fn, bool); holding fn keeps its id from being reused
+
+
+_trusted_ns = []  # namespaces trust() added (e.g. a benchmark's exec() globals)
+
+
+def trust(namespace):
+    """Let the optimiser pick functions whose globals are `namespace` (a dict that is
+    neither __main__'s nor a module's, e.g. one code was exec()'d in). Never a Locus's."""
+    if not any(namespace is t for t in _trusted_ns):
+        _trusted_ns.append(namespace)
+
+
+def _trusted(g):
+    # Console code (__main__) or a module's. A Locus's functions live in a namespace of
+    # their own, and the gates replay calls with no budget: Locus code must never get here.
+    if g is __main__.__dict__ or any(g is t for t in _trusted_ns):
+        return True
+    for m in sys.modules.values():
+        if g is getattr(m, "__dict__", None):
+            return True
+    return False
+
+
+def _eligible(fn):
+    # Plain bytecode functions on the heap, of trusted code, that store and delete no
+    # globals: the equivalence gate calls them again, and a global store would happen
+    # again too.
+    if type(fn) is not _FUNCTION or id(fn) in _done:
+        return False
+    memo = _eligible_memo.get(id(fn))
+    if memo is not None:
+        return memo[1]
+    try:
+        _rw.start(fn)
+        names = vm.names(fn)
+        ok = _trusted(fn.__globals__) and not names[1] and not names[2]
+    except (ValueError, TypeError):
+        ok = False
+    _eligible_memo[id(fn)] = (fn, ok)
+    return ok
+
+
+def hot(n=8):
+    """[(key, fn, activity)] of the hottest undecided functions the profiler reported."""
+    out = []
+    for fn, calls, back, nhot in _prof.counters():
+        if nhot and _eligible(fn):
+            out.append((calls + back, fn))
+    out.sort(key=lambda t: -t[0])
+    return [(key(fn), fn, a) for a, fn in out[:n]]
+
+
+def attempt(fn, profile="trusted"):
+    """One optimiser move on fn: start recording its calls if none are recorded yet
+    (returns None; try again after it has run), else run the four gates (returns the
+    journal entry). A function is decided once. One function is recorded at a time: a
+    move on another function while one is recording waits (None)."""
+    global _recording, _rec_passes
+    if id(fn) in _done:
+        return _journal[_done[id(fn)] - 1]
+    if _recording is not None and _recording is not fn:
+        return None
+    if _recording is None:
+        try:
+            _rw.record(fn, INPUTS)
+        except ValueError as e:
+            return _decide(fn, _entry(fn, "rejected", "equivalent", _digest(_rw.code(fn)),
+                                      None, [], None, str(e)))
+        _recording, _rec_passes = fn, 0
+        return None
+    inputs = _recorded(fn)
+    if not inputs and len(_rw.recorded(fn)) == 0:
+        _rec_passes += 1
+        if _rec_passes < PATIENCE:
+            return None
+    _rw.record(fn, 0)
+    _recording = None
+    if not inputs:
+        return _decide(fn, _entry(fn, "rejected", "equivalent", _digest(_rw.code(fn)), None,
+                                  [], None, "no replayable calls recorded"))
+    return _decide(fn, consider(fn, profile, inputs))
+
+
+def _decide(fn, e):
+    _done[id(fn)] = e["id"]
+    return e
+
+
+def optimise(n=8, profile="trusted"):
+    """One pass: gate the function being recorded if its calls came, else start recording
+    the hottest undecided one; then roll back swaps whose guards keep missing. Returns
+    the new verdicts."""
+    out = []
+    if _recording is not None:
+        e = attempt(_recording, profile)
+        if e is None:
+            check()
+            return out
+        out.append(e)
+    for _k, fn, _a in hot(n):
+        e = attempt(fn, profile)
+        if e is None:
+            break
+        out.append(e)
+    check()
+    return out
+
+
+def settle(run, rounds=16, n=8, profile="trusted"):
+    """Alternate run() and optimise() until the n hottest functions are decided (or
+    `rounds` passes): what a benchmark's ON phase does after its warm-up."""
+    out = []
+    for _ in range(rounds):
+        out += optimise(n, profile)
+        if _recording is None and not hot(n):
+            break
+        run()
+    return out
+
+
+def rollback(swap_id, reason="console"):
+    """Restore the original bytes of swap `swap_id`; checks the digest matches."""
+    if swap_id not in _live:
+        raise ValueError("opt.rollback: no live swap %r (see opt.swaps())" % (swap_id,))
+    fn, old, new, edits, _act, _m = _live.pop(swap_id)
+    _rw.undo(fn)
+    got = _digest(_rw.code(fn))
+    verdict = "rolled back" if got == old else "rollback digest mismatch"
+    return _entry(fn, verdict, None, new, got, edits, None, reason)
+
+
+def check():
+    """Roll back swaps whose guards keep failing. Returns the rollback entries."""
+    out = []
+    for sid in list(_live):
+        fn, _old, _new, _edits, act0, miss0 = _live[sid]
+        misses = _rw.misses(fn) - miss0
+        active = _activity(fn) - act0
+        if misses > 64 and misses > MISS_SHARE * max(active, 1):
+            why = "guards missed %d times in %d calls+iterations" % (misses, active)
+            out.append(rollback(sid, why))
+    return out
+
+
+def swaps():
+    """[(id, function, rewrites, gain)] of the rewrites in place now."""
+    return [(sid, _name(v[0]), len(v[3]), _journal[sid - 1]["gain"])
+            for sid, v in sorted(_live.items())]
+
+
+def journal(n=20):
+    """The last n journal entries (dicts): id, epoch, function, old and new SHA-256 of
+    the opcodes, rewrites [(offset, kind)], gain (old/new cycles), verdict, gate, detail."""
+    return _journal[-n:]
+
+
+def log(n=10):
+    """Print the last n journal entries, one line each."""
+    for e in _journal[-n:]:
+        print("%3d %4d %-12s %-10s %-16s %-7s %2d rewrites %s %s" % (
+            e["id"], e["epoch"], e["verdict"], e["gate"] or "-", e["function"],
+            "%.3fx" % e["gain"] if e["gain"] else "-", len(e["rewrites"]),
+            e["old"][:12], e["detail"]))
+
+
+def auto(flag=None):
+    """auto(True/False): let the optimiser loop swap and roll back on its own. auto()
+    returns the setting."""
+    global _auto
+    if flag is not None:
+        _auto = bool(flag)
+    return _auto
+
+
+def aggressive(flag):
+    """Testing mode: rewrite every function at its first call, verify gate only."""
+    _rw.aggressive(flag)
