@@ -96,9 +96,23 @@ def _blocks(f, name, width, rows):
     return grid_, w, h, bw, bh
 
 
+def _show_keyed(f, name, width, rows):
+    # A keyed flavour has no space to draw: its highest keys as bars instead.
+    top_ = f.topk(name, min(rows, 20))
+    hi = top_[0][1] if top_ else 0
+    for key, v in top_:
+        n = int(v / hi * (width - 32) + 0.5) if hi > 0 else 0
+        print("%-16s %10s %s" % (key.decode(), _num(v), "#" * max(n, 1)))
+    print("%s keyed t=%d  %d keys shown  mass %s" % (
+        name, f.tick_count(), len(top_), _num(f.total(name))))
+
+
 def show(name, width=WIDTH, rows=ROWS):
-    """Draws a grid flavour as a heat map (block means), with a legend."""
+    """Draws a grid flavour as a heat map (block means), with a legend; a keyed flavour
+    as bars for its highest keys."""
     f = _f()
+    if f.kind(name) == "keyed":
+        return _show_keyed(f, name, width, rows)
     g, w, h, bw, bh = _blocks(f, name, width, rows)
     lo_ = min(min(r) for r in g)
     hi = max(max(r) for r in g)

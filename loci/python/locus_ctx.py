@@ -51,6 +51,13 @@ class Ctx:
         """n bytes of physical memory at addr: needs a `mem` grant covering them."""
         return self._m._mem(self._l, addr, n)
 
+    def rewrite(self, key):
+        """Ask the optimiser to try the hot function of `key` (a 'heat' key): needs the
+        rewrite right. Only queues the request (the gates run after the round, outside
+        every step); the outcome appears on the 'opt' flavour at that key. True if the
+        request is this Locus's, False if another Locus's request for the key is pending."""
+        return self._m._rewrite(self._l, key)
+
     def rand(self):
         """A 30-bit integer from this Locus's own seeded generator."""
         return self._l.next_rand()

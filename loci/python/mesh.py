@@ -20,6 +20,7 @@ INIT_OPS = 20000              # budget of a Locus's module code and init(ctx)
 ABORT_CAP = 1                 # _budget.abort codes
 ABORT_DEPOSITS = 2
 TOMB = "tomb"
+REWRITE_QUEUE = 64            # ctx.rewrite requests pending at once (one per key)
 LAST = [None]                 # the mesh made last, for the console (lo_mesh)
 
 _OPS = {"sense": _cap.SENSE, "deposit": _cap.DEPOSIT}
@@ -72,6 +73,7 @@ class Mesh:
         self.retired = 0              # records kept for ps()/info(); not counted as live
         self.halted = None
         self.now = 0                  # the field's tick, cached: ctx calls read it often
+        self.rewrites = []            # [key, Locus id] from ctx.rewrite; opt_mesh serves them
         LAST[0] = self
 
     # ---- console side ------------------------------------------------------------
@@ -522,3 +524,30 @@ class Mesh:
             self._violation(r, str(e))
         self.loci[lid].parent = r.id
         return lid
+
+    # ---- ctx.rewrite: only queues. The optimiser's gates run many cycles and toggle a
+    # function's bytes, so they never run inside a budgeted step (a stop mid-gate would
+    # leave bytes half-swapped); opt_mesh.Server serves the queue after the round.
+    def _rewrite(self, r, key):
+        code = -1
+        for c in r.caps:
+            if c[1] & _cap.REWRITE:
+                code = self.caps.check(c[0], r.id, _cap.REWRITE, -1, -1, -1, None, 0.0,
+                                       self.now)
+                if code == 0:
+                    break
+        if code != 0:
+            if code == -1:
+                self.caps.refuse(r.id, _cap.REWRITE)
+            self._violation(r, "rewrite " + ("not granted" if code == -1 else _cap.why(code)))
+        if isinstance(key, str):
+            key = key.encode()
+        if not isinstance(key, bytes) or not 1 <= len(key) <= 15:
+            raise ValueError("a rewrite key is 1..15 bytes (a key of the 'heat' flavour)")
+        for q in self.rewrites:
+            if q[0] == key:
+                return q[1] == r.id
+        if len(self.rewrites) >= REWRITE_QUEUE:
+            raise ValueError("the rewrite queue is full (%d requests)" % REWRITE_QUEUE)
+        self.rewrites.append([key, r.id])
+        return True

@@ -1,0 +1,169 @@
+# SPDX-License-Identifier: MIT
+"""The optimiser as Loci (issue 7, "the loop runs on itself"): the profiler's counters
+become 'heat' traces, two optimiser Loci follow them, mark 'trying' and ask ctx.rewrite;
+the runtime gates each hot function once, after the round, and deposits the outcome on
+'opt'. A Locus without the rewrite right is stopped and audited. Under -icount, so the
+'faster' gate's verdicts and the cycle counts are exact."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from guestconsole import IMAGE, Guest
+
+CODE = """
+import opt, opt_mesh, _cap
+from lo import *
+def tri(a, b):
+    s = 0
+    i = 0
+    while i < a:
+        s += i * b
+        i += 1
+    return s
+def poly(n):
+    t = 0
+    for i in range(n):
+        t = t + (i * i) % 7
+    return t
+def slow(n):
+    return len(sorted(range(n, 0, -1))) + 1
+ROUNDS = 0
+def work():
+    global ROUNDS
+    ROUNDS += 1
+    for k in range(4):
+        tri(60 + k, 3)
+        poly(60 + k)
+    for k in range(200):
+        slow(60)
+S = opt_mesh.start(n=2, seed=5)
+M = S.m
+OPT = [r['id'] for r in M.ps()]
+WANT = ('tri', 'poly', 'slow')
+def decided():
+    return len([e for e in S.log if e[2] in WANT])
+def go(limit):
+    for i in range(limit):
+        work()
+        M.round()
+        if decided() >= len(WANT):
+            return M.rounds
+    return -1
+def more(n):
+    for i in range(n):
+        work()
+        M.round()
+def asked(lid):
+    return [x.split(': ', 1)[1] for x in M.info(lid)['log'] if ': asked ' in x]
+"""
+
+
+@pytest.fixture(scope="module")
+def g(tmp_path_factory):
+    log = tmp_path_factory.mktemp("serial") / "test_optimiser_mesh.log"
+    guest = Guest(IMAGE, log=log, icount=True)
+    try:
+        guest.boot()
+        out = guest.paste(CODE)
+        assert "Traceback" not in out, out
+        yield guest
+    finally:
+        guest.close()
+
+
+def val(g, expr: str, timeout: float = 30):
+    return ast.literal_eval(g.eval(expr, timeout=timeout))
+
+
+def test_two_optimiser_loci_get_every_hot_function_gated_once(g):
+    assert val(g, "go(80)", timeout=600) > 0, g.run("opt_mesh.board(); ps()")
+    log = val(g, "[(e[2], e[3], e[4], e[5]) for e in S.log if e[2] in WANT]")
+    by_name = {}
+    for name, lid, verdict, gate in log:
+        by_name.setdefault(name, []).append((lid, verdict, gate))
+    assert sorted(by_name) == sorted(("tri", "poly", "slow")), log
+    assert all(len(v) == 1 for v in by_name.values()), log   # each served once
+    assert by_name["tri"][0][1:] == ("swapped", None), log
+    assert by_name["poly"][0][1:] == ("swapped", None), log
+    assert by_name["slow"][0][1:] == ("rejected", "faster"), log
+    # The journal has one entry per function: nobody gated a function twice.
+    names = val(g, "[e['function'] for e in opt.journal(100)]")
+    assert sorted(n for n in names if n in ("tri", "poly", "slow")) == ["poly", "slow", "tri"]
+    # Both optimiser Loci took work, and no key was asked for by both.
+    ids = val(g, "OPT")
+    assert {v[0][0] for v in by_name.values()} == set(ids), log
+    a, b = val(g, "asked(OPT[0])"), val(g, "asked(OPT[1])")
+    assert a and b and not set(a) & set(b), (a, b)
+    # The functions still compute what they did.
+    assert g.eval("tri(10, 3), poly(10), slow(5)") == "(135, 19, 6)"
+
+
+def test_heat_and_outcomes_are_traces_the_console_shows(g):
+    keys = val(g, "{f.__name__: opt.key(f).decode() for f in (tri, poly, slow)}")
+    g.run("more(1)")             # the last outcome was deposited after the last tick
+    out = g.run("top('opt')")
+    for name, amount in (("tri", 1.0), ("poly", 1.0), ("slow", 0.25)):
+        row = re.search(rf"^\s*\d+\s+{keys[name]}\s+(\S+)\s+repl", out, re.M)
+        # 'opt' evaporates 1 % a tick: a few ticks after the decision, within 10 %.
+        assert row and 0.9 * amount < float(row.group(1)) <= amount, (name, out)
+    heat = g.run("top('heat')")
+    assert all(re.search(rf"^\s*\d+\s+{keys[n]}\s", heat, re.M) for n in keys), heat
+    bars = g.run("show('heat')")   # a keyed flavour: its highest keys as bars
+    assert all(re.search(rf"^{re.escape(keys[n])}\s+\S+ #+$", bars, re.M) for n in keys), bars
+    assert re.search(r"^heat keyed t=\d+", bars, re.M), bars
+    board = g.run("opt_mesh.board()")
+    assert re.search(r"tri .* swapped by \d+", board) and "rejected (faster)" in board, board
+    # The driver stores a global, so the optimiser never offers it: it has no heat.
+    assert val(g, "[opt.by_key(k).__name__ for k, v in M.field.topk('heat', 20)]").count(
+        "work") == 0
+    # A decided function gets no more heat: its trace only fades.
+    h0 = val(g, f"M.field.sense('heat', {keys['tri']!r})")
+    g.run("more(5)", timeout=120)
+    assert val(g, f"M.field.sense('heat', {keys['tri']!r})") < h0
+
+
+def test_a_locus_without_the_rewrite_right_is_stopped_and_audited(g):
+    g.paste("""
+ROGUE = '''
+def step(ctx):
+    try:
+        ctx.rewrite(b'f1')
+    except Exception:
+        ctx.log('caught')
+'''
+R = M.spawn({'name': 'rogue', 'code': ROGUE,
+             'caps': [{'flavours': ['heat'], 'ops': ['sense']}]})
+M.round()
+""")
+    d = val(g, "(M.info(R)['strikes'], M.info(R)['error'], M.info(R)['log'])")
+    assert d[0] == 1 and d[1] == "capability: rewrite not granted", d
+    assert not any("caught" in x for x in d[2]), d       # the stop cannot be caught
+    assert val(g, "[q for q in M.rewrites if q[1] == R]") == []
+    rec = val(g, "[(r[1], r[4], r[8]) for r in M.caps.audit(10) if r[4] == R]")
+    assert ("REFUSED", val(g, "R"), val(g, "_cap.REWRITE")) in rec, rec
+
+
+def test_a_key_the_producer_never_heated_runs_nothing(g):
+    g.paste("""
+ASKER = '''
+def step(ctx):
+    ctx.log('got %s' % ctx.rewrite(b'nokey'))
+    ctx.retire()
+'''
+A = M.spawn({'name': 'asker', 'code': ASKER, 'caps': [{'rewrite': True}]})
+M.round()
+""")
+    assert any(x.endswith(": got True") for x in val(g, "M.info(A)['log']"))
+    assert val(g, "[e[4] for e in S.log if e[1] == b'nokey']") == ["unknown key"]
+    assert val(g, "M.rewrites") == []
+
+
+def test_measured_costs(g):
+    # Not asserted against a target: printed for the report (-icount, guest cycles).
+    first, cost, passes = val(g, "(S.first_swap, S.cost(), S.produced)")
+    print(f"first swap at round {first}; producer {cost} cycles a pass over {passes} passes")
+    assert first is not None and cost > 0
