@@ -10,11 +10,16 @@ Failures are checked against tests/upstream/expected-failures.txt; every skip ge
 reason (the feature the test probed for, or run-tests.py's own skip rule). Writes JSON
 (default build/upstream-results.json) and prints a table. Exit status 1 when a failure
 is not listed, or a listed failure passes (stale entry).
+
+--aggressive switches the rewriter's aggressive mode on in the guest before every test
+(the bridge's --rw-aggressive); `--compare OFF.json ON.json` then checks that every
+test got the same verdict in both runs (issue 7; `make upstream-aggressive`).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 import os
 import re
@@ -166,10 +171,67 @@ def _ulimit_nofile(n: int) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (min(n, hard), hard))
 
 
-def lociOS_instance(image: Path, mem: str, log: Path) -> str:
+def lociOS_instance(image: Path, mem: str, log: Path, rw_stats: Path | None = None) -> str:
     bridge = ROOT / "tools" / "upstream_target.py"
-    return (f"exec:{shlex.quote(sys.executable)} {shlex.quote(str(bridge))} "
+    aggressive = f"--rw-aggressive --rw-stats {shlex.quote(str(rw_stats))} " if rw_stats else ""
+    return (f"exec:{shlex.quote(sys.executable)} {shlex.quote(str(bridge))} {aggressive}"
             f"--image {shlex.quote(str(image))} --mem {mem} 2>>{shlex.quote(str(log))}")
+
+
+def rw_stats_total(path: Path) -> tuple[dict[str, int], list[str]]:
+    """The rewriter's counters summed over the guests the bridge booted: per boot, its
+    last line (counters run from boot; the last test's own work is not in it); and the
+    verifier's distinct refusal messages."""
+    last: list[dict] = []
+    refusals: set[str] = set()
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        if line.startswith("boot "):
+            last.append({})
+        elif last:
+            last[-1] = ast.literal_eval(line.split(" ", 1)[1])
+            refusals.add(last[-1].get("last_refusal", ""))
+    total: dict[str, int] = {}
+    for d in last:
+        for k, v in d.items():
+            if isinstance(v, int):
+                total[k] = total.get(k, 0) + v
+            elif isinstance(v, dict):
+                for kk, vv in v.items():
+                    total[f"edits.{kk}"] = total.get(f"edits.{kk}", 0) + vv
+    total["switches"] = sum(1 for line in path.read_text().splitlines()
+                            if not line.startswith("boot ")) if path.is_file() else 0
+    return total, sorted(refusals - {""})
+
+
+def compare(off_path: Path, on_path: Path) -> int:
+    """Same verdict per test in both runs, for every configuration both ran."""
+    off, on = json.loads(off_path.read_text()), json.loads(on_path.read_text())
+    bad = 0
+    for config in off["configs"]:
+        if config not in on["configs"]:
+            continue
+        a, b = off["configs"][config]["verdicts"], on["configs"][config]["verdicts"]
+        diff = sorted(t for t in set(a) | set(b) if a.get(t) != b.get(t))
+        counts = {name: {v: list(x.values()).count(v) for v in ("pass", "FAIL", "skip")}
+                  for name, x in (("off", a), ("on", b))}
+        print(f"{config}: off {counts['off']} ({off['configs'][config]['seconds']:.0f} s), "
+              f"aggressive {counts['on']} ({on['configs'][config]['seconds']:.0f} s)")
+        for t in diff:
+            print(f"DIFFERENT {config} {t}: off {a.get(t, 'not run')}, "
+                  f"aggressive {b.get(t, 'not run')}")
+        bad += len(diff)
+    stats = on.get("rw_stats", {})
+    print(f"rewriter in the aggressive run: {stats}")
+    for config, c in on["configs"].items():
+        for why in c.get("rw_refusals", []):
+            print(f"  {config}: the verifier refused: {why}")
+    if not on.get("aggressive") or off.get("aggressive"):
+        print("PROBLEM: the first file must be a run without --aggressive, the second with")
+        bad += 1
+    elif not stats.get("rewritten"):
+        print("PROBLEM: the aggressive run rewrote nothing")
+        bad += 1
+    return 1 if bad else 0
 
 
 def markdown_table(paths: list[Path]) -> str:
@@ -197,6 +259,8 @@ def main(argv: list[str]) -> int:
     if argv[:1] == ["--table"]:
         print(markdown_table([Path(p) for p in argv[1:]]))
         return 0
+    if argv[:1] == ["--compare"] and len(argv) == 3:
+        return compare(Path(argv[1]), Path(argv[2]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--image", type=Path, default=BUILD / "lociOS.img")
     # A smaller guest keeps heap-filling tests (micropython/extreme_exc.py grows a list
@@ -218,6 +282,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--results-dir", type=Path, default=BUILD / "upstream")
     ap.add_argument("--runner-arg", action="append", default=[],
                     help="extra argument for run-tests.py (repeatable)")
+    ap.add_argument("--aggressive", action="store_true",
+                    help="LociOS: the rewriter's aggressive mode on before every test")
     args = ap.parse_args(argv)
 
     dirs = args.dirs.split(",")
@@ -229,15 +295,21 @@ def main(argv: list[str]) -> int:
     args.json = args.json.resolve()
     args.results_dir.mkdir(parents=True, exist_ok=True)
     instance = args.instance
+    rw_stats = args.results_dir / "rw-stats.log" if args.aggressive else None
+    if args.aggressive and instance:
+        raise SystemExit("--aggressive is for LociOS (the bridge), not --instance")
     if not instance:
         # Boot a private copy: a rebuild during the run must not change the target.
         image = args.results_dir / "lociOS.img"
         shutil.copyfile(args.image, image)
-        instance = lociOS_instance(image, args.mem, args.results_dir / "bridge.log")
-    report: dict = {"target": args.target, "tree": str(MPY_TREE), "configs": {}}
+        instance = lociOS_instance(image, args.mem, args.results_dir / "bridge.log", rw_stats)
+    report: dict = {"target": args.target, "tree": str(MPY_TREE), "configs": {},
+                    "aggressive": args.aggressive}
     problems: list[str] = []
     t_all = time.monotonic()
     for config in args.configs.split(","):
+        if rw_stats:
+            rw_stats.unlink(missing_ok=True)
         results = args.results_dir / f"{args.target}-{config}"
         per_dir, out, elapsed = run_config(config, dirs, instance, args.target, args.files,
                                            results, args.mpy_cross.resolve(),
@@ -248,7 +320,13 @@ def main(argv: list[str]) -> int:
         report["configs"][config] = {
             "seconds": round(elapsed, 1),
             "dirs": {d: r.as_json(expected) for d, r in per_dir.items()},
+            "verdicts": {**{t: "pass" for r in per_dir.values() for t in r.passed},
+                         **{t: "FAIL" for r in per_dir.values() for t in r.failed},
+                         **{t: "skip" for r in per_dir.values() for t in r.skipped}},
         }
+        if rw_stats:
+            c = report["configs"][config]
+            c["rw_stats"], c["rw_refusals"] = rw_stats_total(rw_stats)
         for r in per_dir.values():
             problems += [f"{config}: {t} failed and is not in {args.expected.name}"
                          for t in r.failed if t not in expected]
@@ -257,6 +335,11 @@ def main(argv: list[str]) -> int:
         if not ran:
             problems.append(f"{config}: no test ran; see {results}.log\n{out[-2000:]}")
     report["seconds"] = round(time.monotonic() - t_all, 1)
+    if rw_stats:
+        report["rw_stats"] = {}
+        for c in report["configs"].values():
+            for k, v in c["rw_stats"].items():
+                report["rw_stats"][k] = report["rw_stats"].get(k, 0) + v
     args.json.parent.mkdir(parents=True, exist_ok=True)
     args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
     print_table(report)

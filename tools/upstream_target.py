@@ -11,6 +11,10 @@ until the first `>>> ` prompt, because OVMF reads COM1 too and would eat early b
 If the guest stops (a kernel fault ends QEMU), the bridge logs it to stderr, boots a
 fresh guest and replays what the runner sent since its last `\\r\\x03` (pyboard.py
 starts every test with it), so one crash costs one test, not the rest of the run.
+With --rw-aggressive, after every soft reset (pyboard.py makes one before each test) and
+before the runner sees the raw REPL's prompt, the bridge itself runs
+`_rw.aggressive(True)` in the guest (issue 7's correctness bar: the suite with every
+function rewritten at its first call); the rewriter's counters go to --rw-stats.
 Standard library only: it runs under whatever python3 the runner uses.
 """
 
@@ -31,6 +35,11 @@ PROMPT = b">>> "
 BOOT_TIMEOUT = 120.0
 # Keep at most this much pre-banner output for the error message of a failed boot.
 BOOT_LOG_MAX = 64 * 1024
+SOFT_REBOOT = b"soft reboot\r\n"
+RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n>"
+# Run in the fresh VM after each soft reset; __import__ leaves the test's globals alone.
+# It prints the counters since boot (they survive soft resets) before switching on.
+RW_ON = b"print(repr(__import__('_rw').stats()));__import__('_rw').aggressive(True)"
 
 
 def log(msg: str) -> None:
@@ -85,6 +94,68 @@ def write_all(fd: int, data: bytes) -> None:
         data = data[n:]
 
 
+def marker_split(buf: bytes, marker: bytes) -> tuple[bytes, bytes]:
+    """(what can be forwarded now, what must wait): the bytes through `marker` if it is
+    in buf, else all but a tail that could be the start of a marker still arriving."""
+    i = buf.find(marker)
+    if i >= 0:
+        return buf[:i + len(marker)], buf[i + len(marker):]
+    for k in range(min(len(marker) - 1, len(buf)), 0, -1):
+        if marker.startswith(buf[-k:]):
+            return buf[:-k], buf[-k:]
+    return buf, b""
+
+
+class AggressiveSwitch:
+    """Holds the guest's raw REPL prompt after a soft reboot until `_rw.aggressive(True)`
+    has run, so the runner (waiting for that prompt) sends the test only afterwards."""
+
+    def __init__(self, stats: Path | None):
+        self.stats = stats
+        self.held = b""
+        self.after_reboot = False
+        self.switched = 0
+
+    def feed(self, link: GuestLink, data: bytes) -> bytes:
+        """Guest output in; what the runner may see now out."""
+        out = b""
+        self.held += data
+        while True:
+            if not self.after_reboot:
+                now, self.held = marker_split(self.held, SOFT_REBOOT)
+                out += now
+                if not now.endswith(SOFT_REBOOT):
+                    return out
+                self.after_reboot = True
+            i = self.held.find(RAW_PROMPT)
+            if i < 0:
+                return out
+            self.switch_on(link)
+            out += self.held[:i + len(RAW_PROMPT)]
+            self.held = self.held[i + len(RAW_PROMPT):]
+            self.after_reboot = False
+
+    def switch_on(self, link: GuestLink) -> None:
+        link.sock.sendall(RW_ON + b"\x04")
+        # Raw REPL reply: OK <stdout> \x04 <exception> \x04 >
+        buf = b""
+        deadline = time.monotonic() + 30
+        while not (buf.count(b"\x04") >= 2 and buf.endswith(b">")):
+            left = deadline - time.monotonic()
+            r, _, _ = select.select([link.sock], [], [], max(left, 0))
+            data = link.sock.recv(65536) if r else b""
+            if not data:
+                raise ConnectionError(f"no reply to _rw.aggressive(True): {buf[-500:]!r}")
+            buf += data
+        out, err = buf.split(b"\x04")[:2]
+        if not out.startswith(b"OK") or err.strip():
+            raise RuntimeError(f"_rw.aggressive(True) failed in the guest: {buf!r}")
+        self.switched += 1
+        if self.stats:
+            with open(self.stats, "a") as f:
+                f.write(f"{self.switched} {out[2:].decode(errors='replace').strip()}\n")
+
+
 def bridge(args: argparse.Namespace) -> int:
     stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
     # Runner input waits in the stdin pipe while a guest boots. After a reboot, what
@@ -93,6 +164,10 @@ def bridge(args: argparse.Namespace) -> int:
     boots = 0
     while True:
         boots += 1
+        switch = AggressiveSwitch(args.rw_stats) if args.rw_aggressive else None
+        if switch and args.rw_stats:
+            with open(args.rw_stats, "a") as f:
+                f.write(f"boot {boots}\n")
         link = GuestLink(args.image, args.mem, args.icount, args.qemu_log)
         LINKS.append(link)
         try:
@@ -116,6 +191,17 @@ def bridge(args: argparse.Namespace) -> int:
                     LINKS.remove(link)
                     log(f"guest stopped (QEMU status {status}); booting a fresh one")
                     break
+                if switch:
+                    try:
+                        data = switch.feed(link, data)
+                    except ConnectionError as e:
+                        status = link.close()
+                        LINKS.remove(link)
+                        log(f"{e} (QEMU status {status}); booting a fresh one")
+                        break
+                    except RuntimeError as e:
+                        log(str(e))
+                        return 3
                 write_all(stdout, data)
             if stdin in r:
                 data = os.read(stdin, 65536)
@@ -132,6 +218,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--mem", default="512M")
     ap.add_argument("--icount", action="store_true")
     ap.add_argument("--qemu-log", type=Path, help="append QEMU's own messages here")
+    ap.add_argument("--rw-aggressive", action="store_true",
+                    help="run _rw.aggressive(True) in the guest after every soft reset")
+    ap.add_argument("--rw-stats", type=Path, help="append the guest's _rw.stats() here "
+                    "(one line per switch, `boot N` at each boot)")
     args = ap.parse_args(argv)
     # The runner ends us with SIGTERM to our process group; QEMU's launcher is in its
     # own session, so take it down explicitly.
