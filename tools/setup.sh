@@ -21,6 +21,7 @@ packages=(
     "gcc:/usr/bin/gcc"
     "make:/usr/bin/make"
     "binutils:/usr/bin/objcopy"
+    "valgrind:/usr/bin/valgrind"
 )
 missing=()
 for entry in "${packages[@]}"; do
