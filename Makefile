@@ -50,7 +50,10 @@ include loci/field.mk
 include loci/mesh.mk
 include vm/verifier.mk
 include vm/patches.mk
+include vm/rewrite.mk
 include tests/upstream/upstream.mk
+include vm/bench.mk
+include vm/rewrite-check.mk
 
 # ---- MicroPython port ----------------------------------------------------------------
 # The port's own make knows its dependencies, so it always runs; asked for the archive

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
+import threading
 import time
 from pathlib import Path
 
@@ -24,6 +25,9 @@ __all__ = ["IMAGE", "ROOT", "Guest", "clean"]
 PROMPT = ">>> "
 # OVMF ~4.6 s under TCG, then loader + kernel; generous for a loaded 2-core machine.
 BOOT_TIMEOUT = 90
+# Under -icount the firmware runs at a fixed, slower instruction rate, more so on a busy
+# host: its boots get this many times longer.
+ICOUNT_BOOT_FACTOR = 3
 ANSI = re.compile(rb"\x1b\[[0-9;=?]*[A-Za-z]")
 
 
@@ -31,6 +35,7 @@ class Guest:
     def __init__(self, image: Path = IMAGE, mem: str = "512M", extra: list[str] | None = None,
                  log: Path | None = None, icount: bool = False):
         self.started = time.monotonic()
+        self.icount = icount
         self.qemu = QemuProcess(image, mem=mem, extra=extra, icount=icount)
         self.proc = self.qemu.proc
         self.child = pexpect.fdpexpect.fdspawn(self.qemu.sock.fileno(), timeout=30)
@@ -49,7 +54,8 @@ class Guest:
 
     def boot(self) -> str:
         """Waits for the first prompt; returns the console text up to it, escapes removed."""
-        before = self.expect(re.escape(PROMPT), timeout=BOOT_TIMEOUT)
+        timeout = BOOT_TIMEOUT * (ICOUNT_BOOT_FACTOR if self.icount else 1)
+        before = self.expect(re.escape(PROMPT), timeout=timeout)
         self.boot_seconds = time.monotonic() - self.started
         return clean(before)
 
@@ -87,10 +93,17 @@ class Guest:
         """Sends a block in paste mode (Ctrl-E ... Ctrl-D), as a person pasting code."""
         self.send(b"\x05")
         self.expect(r"paste mode; Ctrl-C to cancel, Ctrl-D to finish\r\n=== ")
-        for line in source.strip("\n").split("\n"):
-            self.send(line + "\r")
-        self.send(b"\x04")
-        return clean(self.expect(re.escape(PROMPT), timeout=timeout)).replace("\r\n", "\n")
+        # The lines go from a second thread while this one reads the echo: past a few KiB
+        # the echo would fill the socket towards us, the guest would block on output and
+        # stop reading input, and both sides would wait for ever.
+        text = "\r".join(source.strip("\n").split("\n")) + "\r\x04"
+        sender = threading.Thread(target=self.send, args=(text,))
+        sender.start()
+        try:
+            out = self.expect(re.escape(PROMPT), timeout=timeout)
+        finally:
+            sender.join()
+        return clean(out).replace("\r\n", "\n")
 
     def close(self) -> None:
         self.qemu.close()
