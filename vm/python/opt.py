@@ -21,16 +21,20 @@ ROUNDS = 5
 # Recorded calls kept per function, and how many calls the optimiser waits for.
 INPUTS = 8
 # A swapped function is rolled back when its guards missed more often than this share
-# of its profiled activity (calls + loop iterations) since the swap.
+# of its profiled activity (calls + loop iterations) since the swap, or than twice the
+# rate they missed at while the swap measured faster, whichever is higher.
 MISS_SHARE = 0.25
 # Functions whose one call costs more than this many cycles are not A/B measured
-# (the measurement itself would stall the console); they are journaled as skipped.
-MAX_CALL_CYCLES = 200_000_000
+# (the measurement itself would stall the console for too long); journaled as refused.
+MAX_CALL_CYCLES = 2_000_000_000
+# Past this many cycles a round, 3 A/B rounds instead of ROUNDS: -icount makes a
+# round's cycles repeat exactly, and on hardware such long rounds average out noise.
+LONG_ROUND = 50_000_000
 # Passes a function may be recorded for with no call coming before it is given up.
 PATIENCE = 4
 
 _journal = []
-_live = {}  # swap id -> [fn, old digest, new digest, edits, activity and misses at swap]
+_live = {}  # swap id -> [fn, old digest, new digest, edits, activity, misses, gate miss rate]
 _done = {}  # id(bytecode owner fn) -> journal id of its last verdict
 _auto = False
 _epoch = 0
@@ -143,7 +147,8 @@ def _same(a, b):
     if type(a) in (tuple, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
     if type(a) is dict:
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+        # (MicroPython's dict views do not compare by content.)
+        return len(a) == len(b) and all(k in b and _same(a[k], b[k]) for k in a)
     if type(a) in _VALUE_TYPES or type(a) in (set, bytearray):
         return a == b
     try:
@@ -211,7 +216,10 @@ def _time(fn, inputs):
 def _gate_faster(fn, edits, inputs):
     # (failure or None, median new/old ratio). Rounds alternate which side runs first.
     ratios = []
+    rounds = ROUNDS
     for i in range(ROUNDS):
+        if i >= rounds:
+            break
         _rw.undo(fn)
         if i & 1:
             _rw.apply(fn, edits)
@@ -225,6 +233,8 @@ def _gate_faster(fn, edits, inputs):
             _rw.undo(fn)
         if to > MAX_CALL_CYCLES * len(inputs):
             return "too slow to measure (%d cycles a round)" % to, None
+        if to > LONG_ROUND:
+            rounds = 3
         ratios.append(tn / to if to else 1.0)
     ratios.sort()
     ratio = ratios[len(ratios) // 2]
@@ -268,13 +278,19 @@ def consider(fn, profile="trusted", inputs=None):
     why = _gate_equivalent(fn, edits, inputs)
     if why:
         return _entry(fn, "rejected", "equivalent", old, new, edits, None, why)
+    m0, a0 = _rw.misses(fn), _activity(fn)
     why, ratio = _gate_faster(fn, edits, inputs)
+    # The guards' miss rate on the recorded calls: a swap is rolled back only if its
+    # guards later miss clearly more often than they did when it measured faster.
+    # Old and new code ran the same calls and loop iterations (gate 2), so the new code's
+    # share of the activity is half of it.
+    gate_rate = (_rw.misses(fn) - m0) / max((_activity(fn) - a0) / 2, 1)
     if why:
         return _entry(fn, "rejected", "faster", old, new, edits, ratio and round(1 / ratio, 4), why)
     # Gate 4: the entry is written before the bytes change.
     e = _entry(fn, "swapped", None, old, new, edits, round(1 / ratio, 4))
     _rw.apply(fn, edits)
-    _live[e["id"]] = [fn, old, new, edits, _activity(fn), _rw.misses(fn)]
+    _live[e["id"]] = [fn, old, new, edits, _activity(fn), _rw.misses(fn), gate_rate]
     return e
 
 
@@ -427,7 +443,7 @@ def rollback(swap_id, reason="console"):
     """Restore the original bytes of swap `swap_id`; checks the digest matches."""
     if swap_id not in _live:
         raise ValueError("opt.rollback: no live swap %r (see opt.swaps())" % (swap_id,))
-    fn, old, new, edits, _act, _m = _live.pop(swap_id)
+    fn, old, new, edits = _live.pop(swap_id)[:4]
     _rw.undo(fn)
     got = _digest(_rw.code(fn))
     verdict = "rolled back" if got == old else "rollback digest mismatch"
@@ -438,10 +454,10 @@ def check():
     """Roll back swaps whose guards keep failing. Returns the rollback entries."""
     out = []
     for sid in list(_live):
-        fn, _old, _new, _edits, act0, miss0 = _live[sid]
+        fn, _old, _new, _edits, act0, miss0, gate_rate = _live[sid]
         misses = _rw.misses(fn) - miss0
         active = _activity(fn) - act0
-        if misses > 64 and misses > MISS_SHARE * max(active, 1):
+        if misses > 64 and misses > max(MISS_SHARE, 2 * gate_rate) * max(active, 1):
             why = "guards missed %d times in %d calls+iterations" % (misses, active)
             out.append(rollback(sid, why))
     return out

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define RW_CACHE_SLOTS (256)
+#define RW_CACHE_SLOTS (1024)
 
 // A site's guess: where its name was last found. `map`: LOAD_GLOBAL_C, the globals map
 // or the builtins table it was found in; LOAD_METHOD_C, the instance's type (whose own

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 // Slots of the direct-mapped miss table (power of two).
-#define RW_MISS_SLOTS (256)
+#define RW_MISS_SLOTS (1024)
 
 // One guard miss at the head byte `ip` (a new opcode's slow path calls it first).
 void rw_miss(const uint8_t *ip);
