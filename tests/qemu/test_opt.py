@@ -8,6 +8,7 @@ measurement is exact and the 'faster' verdicts cannot flip between runs."""
 from __future__ import annotations
 
 import ast
+import time
 
 import pytest
 
@@ -37,6 +38,14 @@ def leaky(x):
     return len(SEEN) + x
 def slow(n):
     return sum(range(n)) + 1
+def spin(n):
+    k = 0
+    for i in range(n):
+        k += i & 7
+    return k
+def spin_more():
+    for j in range(40):
+        spin(300 + j)
 def first(L, n):
     t = 0
     for i in range(n):
@@ -135,3 +144,17 @@ def test_log_prints_one_line_per_entry(g):
     lines = [x for x in g.run("opt.log(50)").splitlines() if x.strip()]
     assert len(lines) == int(g.eval("len(opt.journal(1000))")), lines
     assert any("swapped" in x and "tri" in x for x in lines), lines
+
+
+def test_auto_runs_the_optimiser_while_the_console_waits(g):
+    g.run("spin_more()")                       # spin is now the hottest undecided function
+    g.run("opt.auto(True)")
+    deadline = time.monotonic() + 120
+    while "spin" not in g.eval("[e['function'] for e in opt.journal(3)]"):
+        assert time.monotonic() < deadline, g.run("opt.log(5)")
+        time.sleep(2)                          # idle: a pass every AUTO_PERIOD_MS
+        g.run("spin_more()")                   # the calls the recording waits for
+    e = entry(g, "[e for e in opt.journal(5) if e['function'] == 'spin'][0]")
+    assert e["verdict"] == "swapped" and e["gain"] > 1.05, e
+    assert g.eval("opt.auto(False)") == "False"
+    assert g.eval("spin(10)") == "29"

@@ -261,8 +261,12 @@ def _recorded(fn):
 
 
 def consider(fn, profile="trusted", inputs=None):
-    """Run the four gates on fn's rewrite candidate; swap it in if all pass.
-    Returns the journal entry (also for rejections)."""
+    """Run the four gates on fn's rewrite candidate; swap it in if all pass. Returns the
+    journal entry (also for rejections); fn then counts as decided for optimise()."""
+    return _decide(fn, _consider(fn, profile, inputs))
+
+
+def _consider(fn, profile, inputs):
     code = _rw.code(fn)
     old = _digest(code)
     edits = _rw.plan(fn)
@@ -399,7 +403,7 @@ def attempt(fn, profile="trusted"):
     if not inputs:
         return _decide(fn, _entry(fn, "rejected", "equivalent", _digest(_rw.code(fn)), None,
                                   [], None, "no replayable calls recorded"))
-    return _decide(fn, consider(fn, profile, inputs))
+    return _decide(fn, _consider(fn, profile, inputs))
 
 
 def _decide(fn, e):
@@ -484,12 +488,28 @@ def log(n=10):
             e["old"][:12], e["detail"]))
 
 
+# auto(True): one optimise() pass at most this often while the console waits for input.
+AUTO_PERIOD_MS = 500
+_last_pass = [0]
+
+
+def _idle():
+    now = kernel.uptime_ms()
+    if now - _last_pass[0] >= AUTO_PERIOD_MS:
+        _last_pass[0] = now
+        optimise()
+
+
 def auto(flag=None):
-    """auto(True/False): let the optimiser loop swap and roll back on its own. auto()
-    returns the setting."""
+    """auto(True/False): run the optimiser on its own while the console waits for input
+    (one pass every AUTO_PERIOD_MS: record, gate, swap, and roll back swaps whose guards
+    keep missing). It takes the REPL's idle hook, which lo.resume() also uses: the last
+    one switched on wins; with a mesh running, opt_mesh.start() runs the optimiser as
+    Loci instead. auto() returns the setting."""
     global _auto
     if flag is not None:
         _auto = bool(flag)
+        kernel.idle(_idle if _auto else None)
     return _auto
 
 
