@@ -416,6 +416,7 @@ def optimise(n=8, profile="trusted"):
     the hottest undecided one; then roll back swaps whose guards keep missing. Returns
     the new verdicts."""
     out = []
+    _evict()
     if _recording is not None:
         e = attempt(_recording, profile)
         if e is None:
@@ -431,16 +432,44 @@ def optimise(n=8, profile="trusted"):
     return out
 
 
+_unslotted = [0]
+
+
+def _evict():
+    # The profiler's table keeps every function it counts alive and never forgets one, so
+    # a long session fills it and new code goes uncounted (stats 'unslotted'): then
+    # start counting afresh. Live swaps keep their miss baselines; their activity
+    # baselines restart from zero with the counters.
+    n = _prof.stats()["unslotted"]
+    if n > _unslotted[0]:
+        _prof.reset()
+        n = 0
+        for v in _live.values():
+            v[4] = 0
+    _unslotted[0] = n
+
+
 def settle(run, rounds=16, n=8, profile="trusted"):
-    """Alternate run() and optimise() until the n hottest functions are decided (or
-    `rounds` passes): what a benchmark's ON phase does after its warm-up."""
+    """Alternate optimise() and run() until the n hottest functions are decided (or
+    `rounds` passes): what a benchmark's ON phase does after its warm-up. Ends with a
+    pass after a run, so the last run's counts are looked at."""
     out = []
     for _ in range(rounds):
         out += optimise(n, profile)
+        run()
         if _recording is None and not hot(n):
             break
-        run()
+    stop_recording()
     return out
+
+
+def stop_recording():
+    """Cancel a recording in progress (its function stays undecided). While one is on,
+    every call pays the frame-enter hook's compare."""
+    global _recording
+    if _recording is not None:
+        _rw.record(_recording, 0)
+        _recording = None
 
 
 def rollback(swap_id, reason="console"):
