@@ -170,10 +170,10 @@ def guest_phase(g: guestconsole.Guest, key: tuple[int, int], k: int,
                 after_warmup: str | None = None, timeout: float = 900) -> list | None:
     """One phase: fresh namespace, setup, warm-up, k timed runs; rows of (cycles, norm,
     result string), warm-up first (cycles 0); None if the benchmark skipped itself."""
-    # The profiler's counters table keeps what it counted and never forgets it; once
-    # full, every exit of an uncounted function probes it out of line (core_yield_from
-    # ran 55 % slower). Both phases start from an empty table, so OFF and ON compare
-    # like with like.
+    # Both phases start from an empty profiler table, so OFF and ON compare like with
+    # like: how full the table is changes the cost of every frame exit (a newcomer in a
+    # full window lands off its home slot; before eviction it was not counted at all
+    # and probed on every exit: core_yield_from ran 55 % slower).
     g.run("import _prof; _prof.reset()")
     g.run("_ns = _bm_load()")
     if g.eval("_ns is None") == "True":

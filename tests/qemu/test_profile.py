@@ -94,6 +94,28 @@ def test_counters_are_exact(guest):
     assert guest.eval("count(inner)") == "[(1, 100)]"
 
 
+def test_a_full_table_gives_way_to_new_hot_code(guest):
+    # 700 one-off functions each called 3 times fill the 512 slots; a function that runs
+    # afterwards is still counted exactly: it takes the least active slot of its window.
+    guest.run("_prof.reset()")
+    guest.paste("""
+def fill(n):
+    fs = []
+    for j in range(n):
+        exec('def f%d(x):\\n    return x + %d' % (j, j))
+        f = globals()['f%d' % j]
+        f(1); f(2); f(3)
+        fs.append(f)
+    return fs
+""")
+    guest.run("fs = fill(700)")
+    st = ast.literal_eval(guest.eval("_prof.stats()"))
+    assert st["evicted"] > 0 and st["unslotted"] == 0, st
+    guest.run("k(500); k(500)")
+    assert guest.eval("count(k)") == "[(2, 1000)]"
+    guest.run("del fs")
+
+
 def test_vm_abort_counts_back_edges_not_calls(guest):
     # _budget stops spin_q with nlr_jump_abort, which skips its frame's exit: the skipped
     # frame's back edges still reach the table, it is not a call, and the chain of

@@ -16,7 +16,8 @@ struct prof_stats {
     uint64_t lost_full;  // ticks that found the ring full
     uint64_t idle;       // ticks with no bytecode frame running (REPL wait, C only)
     uint64_t in_gc;      // ticks during a collection (skipped: see prof.c)
-    uint64_t unslotted;  // function exits not counted because the table was full
+    uint64_t unslotted;  // function exits not counted (no slot made during a collection)
+    uint64_t evicted;    // slots given to a newcomer, its probe window being full
     uint64_t hot;        // hot events (threshold crossings) so far
     uint32_t hz;         // sampling rate, 0 when stopped
 };

@@ -436,10 +436,9 @@ _unslotted = [0]
 
 
 def _evict():
-    # The profiler's table keeps every function it counts alive and never forgets one, so
-    # a long session fills it and new code goes uncounted (stats 'unslotted'): then
-    # start counting afresh. Live swaps keep their miss baselines; their activity
-    # baselines restart from zero with the counters.
+    # Exits the profiler could not count (stats 'unslotted': a full probe window during
+    # a collection) mean new code may be invisible: start counting afresh. Live swaps
+    # keep their miss baselines; their activity baselines restart from zero.
     n = _prof.stats()["unslotted"]
     if n > _unslotted[0]:
         _prof.reset()
@@ -490,6 +489,11 @@ def check():
         fn, _old, _new, _edits, act0, miss0, gate_rate = _live[sid]
         misses = _rw.misses(fn) - miss0
         active = _activity(fn) - act0
+        if active < 0:
+            # The profiler gave fn's slot to another function (or was reset): its counts
+            # restarted from zero, so restart the comparison too.
+            _live[sid][4], _live[sid][5] = _activity(fn), _rw.misses(fn)
+            continue
         if misses > 64 and misses > max(MISS_SHARE, 2 * gate_rate) * max(active, 1):
             why = "guards missed %d times in %d calls+iterations" % (misses, active)
             out.append(rollback(sid, why))

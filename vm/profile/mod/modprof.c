@@ -98,12 +98,13 @@ static mp_obj_t prof_stats_fn(void) {
     struct prof_stats s;
     prof_settle();
     prof_get_stats(&s);
-    mp_obj_t d = mp_obj_new_dict(8);
+    mp_obj_t d = mp_obj_new_dict(9);
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_taken), mp_obj_new_int_from_ull(s.taken));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_lost_full), mp_obj_new_int_from_ull(s.lost_full));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_idle), mp_obj_new_int_from_ull(s.idle));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_in_gc), mp_obj_new_int_from_ull(s.in_gc));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_unslotted), mp_obj_new_int_from_ull(s.unslotted));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_evicted), mp_obj_new_int_from_ull(s.evicted));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_hot), mp_obj_new_int_from_ull(s.hot));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_hz), mp_obj_new_int_from_uint(s.hz));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_ring), MP_OBJ_NEW_SMALL_INT(LOCIOS_PROF_RING));
