@@ -13,38 +13,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "tools"))
 import guestconsole  # noqa: E402
+from rwguest import DECODE_FIND  # noqa: E402
 
 # Boot under -icount on a loaded 2-core host can exceed the console default.
 guestconsole.BOOT_TIMEOUT = 400
 
-# decode/find as in tests/qemu/test_rewrite_ops.py; apply() patches the first match of
-# each (pattern, new byte) and returns the offsets.
+# decode/find from tools/rwguest.py (shared with tests/qemu/test_rewrite_ops.py); apply()
+# patches the first match of each (pattern, new byte) and returns the offsets.
 GUEST = r"""
 import _rwops, time
-def decode(c):
-    out = []
-    i = 0
-    while i < len(c):
-        op = c[i]
-        j = i + 1
-        f = (0x3a4 >> 2 * (op >> 4)) & 3
-        if f == 1 or f == 2:
-            while j < len(c) and c[j] & 0x80:
-                j += 1
-            j += 1
-        elif f == 3:
-            j += 2 if j < len(c) and c[j] & 0x80 else 1
-        if op & 0x9e == 0:
-            j += 1
-        out.append((i, op))
-        i = j
-    return out
-def find(fn, pat):
-    ins = decode(_rwops.code(fn))
-    for k in range(len(ins) - len(pat) + 1):
-        if all(ins[k + m][1] in pat[m] for m in range(len(pat))):
-            return ins[k][0]
-    raise ValueError('pattern not found')
+""" + DECODE_FIND + r"""
 def twin(src, name):
     g = {}
     exec(src, g)
