@@ -198,7 +198,16 @@ int budget_on_alloc(size_t n_bytes);
 // heap: stop it too.
 void prof_deinit(void);
 void rw_record_stop(void);
-#define MICROPY_PORT_DEINIT_FUNC prof_deinit(); rw_record_stop()
+void rw_native_deinit(void);
+#define MICROPY_PORT_DEINIT_FUNC prof_deinit(); rw_record_stop(); rw_native_deinit()
+
+// ---- Native promotion (vm/rewrite/mod/rw_native.c, vm/patches/0008) ----------------------
+// Native code polls at every loop back edge (budgets, Ctrl-C and VM aborts stop it as
+// they stop bytecode), and source strings given to the lexer that define functions are
+// kept (the newest 8) so the optimiser can compile a hot function's native twin.
+#define MICROPY_EMIT_NATIVE_POLL (1)
+void rw_src_keep(size_t name, const char *str, size_t len);
+#define MICROPY_PORT_LEXER_STR_HOOK(name, str, len) rw_src_keep((name), (str), (len))
 
 // ---- Rewritten opcodes (vm/rewrite, issue 7) ----------------------------------------------
 // vm/patches/0007: py/vm.c includes the bodies inside its dispatch, vmentrytable.h the

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `_rw`: the rewriter on live functions (issue 7). plan(fn, kinds), apply(fn, edits),
-// code(fn), undo(fn), misses(fn), misses_reset(), aggressive(flag), stats().
+// code(fn), undo(fn), misses(fn), misses_reset(), aggressive(flag), stats(), and native
+// promotion: promote/demote/twin/sources/machine_code.
 #include <string.h>
 
 #include "py/bc.h"
@@ -9,6 +10,7 @@
 #include "py/runtime.h"
 
 #include "rw_aggr.h"
+#include "rw_native.h"
 #include "rw_record.h"
 #include "rw_plan.h"
 #include "rw_stats.h"
@@ -35,7 +37,9 @@ static mp_obj_fun_bc_t *get_fun(mp_obj_t fn) {
     if (mp_obj_is_type(fn, &mp_type_closure)) {
         fn = ((rw_closure_t *)MP_OBJ_TO_PTR(fn))->fun;
     }
-    if (!mp_obj_is_type(fn, &mp_type_fun_bc) && !mp_obj_is_type(fn, &mp_type_gen_wrap)) {
+    // A promoted function (rw_native.c) still owns its bytecode: old frames may run it.
+    if (!mp_obj_is_type(fn, &mp_type_fun_bc) && !mp_obj_is_type(fn, &mp_type_gen_wrap)
+        && !mp_obj_is_type(fn, &rw_type_fun_promoted)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_rw: not a bytecode function"));
     }
     return MP_OBJ_TO_PTR(fn);
@@ -258,6 +262,30 @@ static const mp_rom_obj_tuple_t rw_kinds_tuple = {
     }
 };
 
+// Native promotion (rw_native.c): promote(fn, twin), demote(fn) -> twin or None,
+// twin(fn) -> twin or None, sources() -> [(name, bytes)], machine_code(twin) -> bytes.
+static mp_obj_t rw_promote_fn(mp_obj_t fn, mp_obj_t twin) {
+    rw_promote(fn, twin);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(rw_promote_obj, rw_promote_fn);
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_demote_obj, rw_demote);
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_twin_obj, rw_twin);
+static MP_DEFINE_CONST_FUN_OBJ_0(rw_sources_obj, rw_src_list);
+
+static mp_obj_t rw_machine_code_fn(mp_obj_t twin) {
+    if (!mp_obj_is_exact_type(twin, &mp_type_fun_native)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("_rw: not a native function"));
+    }
+    size_t len;
+    const void *at = rw_exec_block(((mp_obj_fun_bc_t *)MP_OBJ_TO_PTR(twin))->bytecode, &len);
+    if (at == NULL) {
+        mp_raise_ValueError(MP_ERROR_TEXT("_rw: the block of this native code is not known"));
+    }
+    return mp_obj_new_bytes(at, len);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_machine_code_obj, rw_machine_code_fn);
+
 static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR__rw) },
     { MP_ROM_QSTR(MP_QSTR_KINDS), MP_ROM_PTR(&rw_kinds_tuple) },
@@ -273,6 +301,11 @@ static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_start), MP_ROM_PTR(&rw_start_obj) },
     { MP_ROM_QSTR(MP_QSTR_record), MP_ROM_PTR(&rw_record_obj) },
     { MP_ROM_QSTR(MP_QSTR_recorded), MP_ROM_PTR(&rw_recorded_obj) },
+    { MP_ROM_QSTR(MP_QSTR_promote), MP_ROM_PTR(&rw_promote_obj) },
+    { MP_ROM_QSTR(MP_QSTR_demote), MP_ROM_PTR(&rw_demote_obj) },
+    { MP_ROM_QSTR(MP_QSTR_twin), MP_ROM_PTR(&rw_twin_obj) },
+    { MP_ROM_QSTR(MP_QSTR_sources), MP_ROM_PTR(&rw_sources_obj) },
+    { MP_ROM_QSTR(MP_QSTR_machine_code), MP_ROM_PTR(&rw_machine_code_obj) },
 };
 static MP_DEFINE_CONST_DICT(rw_globals, rw_globals_table);
 

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: MIT
+// Native promotion (issue 7): see rw_native.c.
+#ifndef LOCIOS_RW_NATIVE_H
+#define LOCIOS_RW_NATIVE_H
+
+#include "py/obj.h"
+
+// The type of a promoted function: named 'function', its bytecode left as it was.
+extern const mp_obj_type_t rw_type_fun_promoted;
+
+// Calls to fn (a plain bytecode function) run twin (a native function compiled from
+// the same def) until rw_demote(fn); raises TypeError/ValueError when they do not match.
+void rw_promote(mp_obj_t fn, mp_obj_t twin);
+// Undo rw_promote: returns the twin, or None when fn is not promoted.
+mp_obj_t rw_demote(mp_obj_t fn);
+// fn's twin, or None.
+mp_obj_t rw_twin(mp_obj_t fn);
+// [(source name, bytes)] of the kept source texts, newest first.
+mp_obj_t rw_src_list(void);
+// The committed block of native code starting at `start` (its length in *len), or NULL
+// when it is no longer among the blocks remembered.
+const void *rw_exec_block(const void *start, size_t *len);
+// Called by the port for each block committed to the executable arena.
+void rw_exec_note(const void *at, size_t len);
+void rw_native_deinit(void);
+
+#endif
