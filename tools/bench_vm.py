@@ -96,7 +96,8 @@ ON_MODES: dict[str, dict[str, str | None]] = {
     "opt": {"enable": "import opt; _j0 = len(opt.journal(1 << 30))",
             "after_warmup": "lambda run: opt.trust(_ns) or opt.settle(run)",
             "disable": "",
-            "stats": "[(e['function'], e['verdict'], e['gate'], e['gain'], e['detail'][:60])"
+            "stats": "[(e['function'], e['kind'], e['verdict'], e['gate'], e['gain'],"
+                     " e['detail'][:60])"
                      " for e in opt.journal(1 << 30)[_j0:]]"},
 }
 

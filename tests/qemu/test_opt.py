@@ -16,6 +16,7 @@ from guestconsole import IMAGE, Guest
 
 CODE = """
 import opt, _rw, hashlib, binascii
+opt.native_promotion = False  # these tests gate in-place rewrites; native: test_opt_native
 def hexd(fn):
     return binascii.hexlify(hashlib.sha256(_rw.code(fn)).digest()).decode()
 def tri(a, b):

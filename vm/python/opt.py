@@ -32,9 +32,17 @@ MAX_CALL_CYCLES = 2_000_000_000
 LONG_ROUND = 50_000_000
 # Passes a function may be recorded for with no call coming before it is given up.
 PATIENCE = 4
+# check() measures each live swap again on its recorded calls every this many passes,
+# and rolls back one that is no longer faster than the original.
+RECHECK_PASSES = 20
+# Native twins are compiled only for defs whose source uses none of these: they need
+# the class cell or the enclosing scope, which a def compiled on its own does not have.
+NATIVE_REFUSE = ("super", "__class__", "nonlocal", "yield")
 
 _journal = []
-_live = {}  # swap id -> [fn, old digest, new digest, edits, activity, misses, gate miss rate]
+# swap id -> [fn, old digest, new digest, candidate, activity, misses, gate miss rate,
+#             recorded inputs, passes since last measured]
+_live = {}
 _done = {}  # id(bytecode owner fn) -> journal id of its last verdict
 _auto = False
 _epoch = 0
@@ -51,16 +59,17 @@ def _name(fn):
         return repr(fn)
 
 
-def _entry(fn, verdict, gate, old, new, edits, gain, detail=""):
+def _entry(fn, verdict, gate, old, new, edits, gain, detail="", kind="rewrite"):
     global _epoch
     _epoch += 1
     e = {
         "id": len(_journal) + 1,
         "epoch": _epoch,
         "function": _name(fn),
+        "kind": kind,
         "old": old,
         "new": new,
-        "rewrites": [(off, kind) for off, _o, _n, kind in edits],
+        "rewrites": [(off, k) for off, _o, _n, k in edits],
         "gain": gain,
         "verdict": verdict,
         "gate": gate,
@@ -68,6 +77,110 @@ def _entry(fn, verdict, gate, old, new, edits, gain, detail=""):
     }
     _journal.append(e)
     return e
+
+
+# ---- candidates: in-place rewrites, or a native twin ------------------------------------
+
+class _Rewrite:
+    # Head bytes rewritten in place (vm/rewrite): length-preserving, undone by restoring.
+    kind = "rewrite"
+
+    def __init__(self, fn, edits, new):
+        self.fn, self.edits, self.new = fn, edits, new
+
+    def apply(self):
+        _rw.apply(self.fn, self.edits)
+
+    def undo(self):
+        _rw.undo(self.fn)
+
+
+class _Native:
+    # The same def compiled by the x64 emitter; promotion reroutes fn's calls to it
+    # (vm/rewrite/mod/rw_native.c) and leaves fn's bytecode untouched.
+    kind = "native"
+    edits = ()
+
+    def __init__(self, fn, twin, new):
+        self.fn, self.twin, self.new = fn, twin, new
+
+    def apply(self):
+        _rw.promote(self.fn, self.twin)
+
+    def undo(self):
+        _rw.demote(self.fn)
+
+
+def _def_source(fn):
+    # fn's def, dedented, from the source texts the lexer kept (_rw.sources(), newest
+    # first): the last 'def name(' at or before the line of fn's first instruction, with
+    # the lines indented deeper than it. None when no kept text has it.
+    name = _name(fn)
+    _n, file, line, _op = _prof.where(fn, 0)
+    for src_name, data in _rw.sources():
+        if src_name != file:
+            continue
+        try:
+            # (Paste mode hands the lexer "\r" line ends, as a terminal sends them.)
+            lines = data.decode().replace("\r\n", "\n").replace("\r", "\n").split("\n")
+        except UnicodeError:
+            continue
+        at = None
+        for i in range(min(line, len(lines))):
+            t = lines[i].lstrip()
+            if t.startswith("def " + name + "(") or t.startswith("def " + name + " ("):
+                at = i
+        if at is None:
+            continue
+        head = lines[at]
+        indent = len(head) - len(head.lstrip())
+        out = [head[indent:]]
+        for ln in lines[at + 1:]:
+            t = ln.strip()
+            if t and len(ln) - len(ln.lstrip()) <= indent and not t.startswith("#"):
+                break
+            out.append(ln[indent:])
+        return "\n".join(out).rstrip() + "\n"
+    return None
+
+
+def _compile_def(fn, src, native):
+    # The function a def compiles to in a copy of fn's globals (so fn's namespace is not
+    # touched); "<twin>" keeps the text out of _rw.sources().
+    scratch = dict(fn.__globals__)
+    text = ("@micropython.native\n" + src) if native else src
+    exec(compile(text, "<twin>", "exec"), scratch)
+    return scratch[_name(fn)]
+
+
+def _native_candidate(fn, profile):
+    # (candidate, None) or (None, (gate, why)). Gate 1 for native code: the same source,
+    # compiled to bytecode, must pass the verifier under fn's profile and use exactly
+    # fn's global names, so the twin is fn's code and holds no other capability. Its
+    # loops poll (vm/patches/0008) like the bytecode's jumps.
+    if type(fn) is not _FUNCTION:
+        return None, ("source", "not a plain function (a closure, or a method using super())")
+    try:
+        src = _def_source(fn)
+    except (TypeError, ValueError):
+        src = None
+    if src is None:
+        return None, ("source", "no kept source text defines it")
+    for word in NATIVE_REFUSE:
+        if word in src:
+            return None, ("source", "uses '%s'" % word)
+    try:
+        twin_bc = _compile_def(fn, src, False)
+        why = vm.check(twin_bc, profile)
+        if why is None and vm.names(twin_bc) != vm.names(fn):
+            why = "its source uses other globals than the running code"
+        if why:
+            return None, ("verify", why)
+        twin = _compile_def(fn, src, True)
+        new = _digest(_rw.machine_code(twin))
+    except Exception as e:  # noqa: BLE001 - any failure to compile refuses the twin
+        return None, ("compile", "%s: %s" % (type(e).__name__, e))
+    return _Native(fn, twin, new), None
 
 
 # ---- gate 1: verify ------------------------------------------------------------------
@@ -90,7 +203,7 @@ def _gate_verify(fn, edits, profile):
 
 # ---- gate 2: equivalent ----------------------------------------------------------------
 
-_VALUE_TYPES = (type(None), bool, int, float, str, bytes, range)
+_VALUE_TYPES = (type(None), bool, int, float, complex, str, bytes, range)
 
 
 def _clone(x, depth=0):
@@ -170,18 +283,18 @@ def _run(fn, args):
     return r[0], r[1], out, lost, args
 
 
-def _gate_equivalent(fn, edits, inputs):
+def _gate_equivalent(fn, cand, inputs):
     if not inputs:
         return "no replayable inputs recorded or generated"
     for args in inputs:
         a, b = _clone(args), _clone(args)
-        _rw.undo(fn)
+        cand.undo()
         old = _run(fn, a[0])
-        _rw.apply(fn, edits)
+        cand.apply()
         try:
             new = _run(fn, b[0])
         finally:
-            _rw.undo(fn)
+            cand.undo()
         if old[0] != new[0]:
             return "args %r: old %s, new %s" % (args, old[0], new[0])
         if old[0] == "exc" and old[1] is not new[1]:
@@ -213,28 +326,27 @@ def _time(fn, inputs):
         kernel.capture(False)
 
 
-def _gate_faster(fn, edits, inputs):
+def _gate_faster(fn, cand, inputs, rounds=ROUNDS):
     # (failure or None, median new/old ratio). Rounds alternate which side runs first.
     ratios = []
-    rounds = ROUNDS
-    for i in range(ROUNDS):
+    for i in range(rounds):
         if i >= rounds:
             break
-        _rw.undo(fn)
+        cand.undo()
         if i & 1:
-            _rw.apply(fn, edits)
+            cand.apply()
             tn = _time(fn, inputs)
-            _rw.undo(fn)
+            cand.undo()
             to = _time(fn, inputs)
         else:
             to = _time(fn, inputs)
-            _rw.apply(fn, edits)
+            cand.apply()
             tn = _time(fn, inputs)
-            _rw.undo(fn)
+            cand.undo()
         if to > MAX_CALL_CYCLES * len(inputs):
             return "too slow to measure (%d cycles a round)" % to, None
         if to > LONG_ROUND:
-            rounds = 3
+            rounds = min(rounds, 3)
         ratios.append(tn / to if to else 1.0)
     ratios.sort()
     ratio = ratios[len(ratios) // 2]
@@ -267,35 +379,80 @@ def consider(fn, profile="trusted", inputs=None):
 
 
 def _consider(fn, profile, inputs):
-    code = _rw.code(fn)
-    old = _digest(code)
-    edits = _rw.plan(fn)
-    if not edits:
-        return _entry(fn, "rejected", "plan", old, old, [], None, "nothing to rewrite")
-    new = _digest(_replacement(fn, edits)[_rw.start(fn):_rw.start(fn) + len(code)])
-    why = _gate_verify(fn, edits, profile)
-    if why:
-        return _entry(fn, "rejected", "verify", old, new, edits, None, why)
+    # Every candidate (the in-place rewrite, the native twin) goes through the gates on
+    # its own; of those that pass, the fastest is swapped in and the others are journaled
+    # as rejected. Returns the swap's entry, else the last rejection.
+    old = _digest(_rw.code(fn))
     if inputs is None:
         inputs = _recorded(fn)
     inputs = [a for a in inputs if _clone(a) is not None]
-    why = _gate_equivalent(fn, edits, inputs)
-    if why:
-        return _entry(fn, "rejected", "equivalent", old, new, edits, None, why)
-    m0, a0 = _rw.misses(fn), _activity(fn)
-    why, ratio = _gate_faster(fn, edits, inputs)
-    # The guards' miss rate on the recorded calls: a swap is rolled back only if its
-    # guards later miss clearly more often than they did when it measured faster.
-    # Old and new code ran the same calls and loop iterations (gate 2), so the new code's
-    # share of the activity is half of it.
-    gate_rate = (_rw.misses(fn) - m0) / max((_activity(fn) - a0) / 2, 1)
-    if why:
-        return _entry(fn, "rejected", "faster", old, new, edits, ratio and round(1 / ratio, 4), why)
-    # Gate 4: the entry is written before the bytes change.
-    e = _entry(fn, "swapped", None, old, new, edits, round(1 / ratio, 4))
-    _rw.apply(fn, edits)
-    _live[e["id"]] = [fn, old, new, edits, _activity(fn), _rw.misses(fn), gate_rate]
+    last = None
+    passed = []  # (ratio, candidate, gate miss rate)
+    for cand in _candidates(fn, old, profile):
+        if type(cand) is dict:
+            last = cand
+            continue
+        why = _gate_equivalent(fn, cand, inputs)
+        if why:
+            last = _reject(fn, cand, old, "equivalent", None, why)
+            continue
+        m0, a0 = _rw.misses(fn), _activity(fn)
+        why, ratio = _gate_faster(fn, cand, inputs)
+        # The guards' miss rate on the recorded calls: a swap is rolled back only if its
+        # guards later miss clearly more often than they did when it measured faster.
+        # Old and new code ran the same calls and loop iterations (gate 2), so the new
+        # code's share of the activity is half of it.
+        gate_rate = (_rw.misses(fn) - m0) / max((_activity(fn) - a0) / 2, 1)
+        if why:
+            last = _reject(fn, cand, old, "faster", ratio and round(1 / ratio, 4), why)
+            continue
+        passed.append((ratio, cand, gate_rate))
+    if not passed:
+        return last
+    passed.sort(key=lambda t: t[0])
+    ratio, cand, gate_rate = passed[0]
+    for r, other, _g in passed[1:]:
+        _reject(fn, other, old, "faster", round(1 / r, 4),
+                "passed, but the %s candidate measured faster (%.3fx)" % (cand.kind, 1 / ratio))
+    # Gate 4: the entry is written before the code changes.
+    e = _entry(fn, "swapped", None, old, cand.new, cand.edits, round(1 / ratio, 4),
+               kind=cand.kind)
+    live = [fn, old, cand.new, cand, _activity(fn), _rw.misses(fn), gate_rate, inputs, 0]
+    cand.apply()
+    _live[e["id"]] = live
     return e
+
+
+def _reject(fn, cand, old, gate, gain, why):
+    return _entry(fn, "rejected", gate, old, cand.new, cand.edits, gain, why, cand.kind)
+
+
+def _candidates(fn, old, profile):
+    # The candidates that pass gate 1, or the journal entries of those that do not.
+    out = []
+    code = _rw.code(fn)
+    edits = _rw.plan(fn)
+    if not edits:
+        out.append(_entry(fn, "rejected", "plan", old, old, [], None, "nothing to rewrite"))
+    else:
+        new = _digest(_replacement(fn, edits)[_rw.start(fn):_rw.start(fn) + len(code)])
+        why = _gate_verify(fn, edits, profile)
+        if why:
+            out.append(_entry(fn, "rejected", "verify", old, new, edits, None, why))
+        else:
+            out.append(_Rewrite(fn, edits, new))
+    if native_promotion:
+        cand, refused = _native_candidate(fn, profile)
+        if cand is None:
+            out.append(_entry(fn, "rejected", refused[0], old, None, [], None, refused[1],
+                              "native"))
+        else:
+            out.append(cand)
+    return out
+
+
+# Whether the optimiser also tries native twins (set False to measure rewrites alone).
+native_promotion = True
 
 
 # ---- what to work on, and one move at a time -------------------------------------------
@@ -475,18 +632,32 @@ def rollback(swap_id, reason="console"):
     """Restore the original bytes of swap `swap_id`; checks the digest matches."""
     if swap_id not in _live:
         raise ValueError("opt.rollback: no live swap %r (see opt.swaps())" % (swap_id,))
-    fn, old, new, edits = _live.pop(swap_id)[:4]
-    _rw.undo(fn)
+    fn, old, new, cand = _live.pop(swap_id)[:4]
+    cand.undo()
     got = _digest(_rw.code(fn))
     verdict = "rolled back" if got == old else "rollback digest mismatch"
-    return _entry(fn, verdict, None, new, got, edits, None, reason)
+    return _entry(fn, verdict, None, new, got, cand.edits, None, reason, cand.kind)
 
 
 def check():
-    """Roll back swaps whose guards keep failing. Returns the rollback entries."""
+    """Roll back swaps whose guards keep failing, and (every RECHECK_PASSES calls) swaps
+    that no longer measure faster on their recorded calls. Returns the rollback entries."""
     out = []
     for sid in list(_live):
-        fn, _old, _new, _edits, act0, miss0, gate_rate = _live[sid]
+        live = _live[sid]
+        live[8] += 1
+        if live[8] >= RECHECK_PASSES:
+            live[8] = 0
+            cand = live[3]
+            cand.undo()
+            why, ratio = _gate_faster(live[0], cand, live[7], 3)
+            cand.apply()
+            if ratio is not None and ratio > 1.0:
+                out.append(rollback(sid, "regressed: new/old %.4f on its recorded calls" % ratio))
+                continue
+        fn, _old, _new, cand, act0, miss0, gate_rate = live[:7]
+        if cand.kind != "rewrite":
+            continue
         misses = _rw.misses(fn) - miss0
         active = _activity(fn) - act0
         if active < 0:
@@ -501,22 +672,24 @@ def check():
 
 
 def swaps():
-    """[(id, function, rewrites, gain)] of the rewrites in place now."""
-    return [(sid, _name(v[0]), len(v[3]), _journal[sid - 1]["gain"])
-            for sid, v in sorted(_live.items())]
+    """[(id, function, rewrites, gain)] of the swaps in place now; rewrites is the
+    number of in-place rewrites, or 'native' for a promoted function."""
+    return [(sid, _name(v[0]), v[3].kind if v[3].kind != "rewrite" else len(v[3].edits),
+             _journal[sid - 1]["gain"]) for sid, v in sorted(_live.items())]
 
 
 def journal(n=20):
-    """The last n journal entries (dicts): id, epoch, function, old and new SHA-256 of
-    the opcodes, rewrites [(offset, kind)], gain (old/new cycles), verdict, gate, detail."""
+    """The last n journal entries (dicts): id, epoch, function, kind ('rewrite' or
+    'native'), old and new SHA-256 (of the opcodes; of the machine code for a native
+    twin), rewrites [(offset, kind)], gain (old/new cycles), verdict, gate, detail."""
     return _journal[-n:]
 
 
 def log(n=10):
     """Print the last n journal entries, one line each."""
     for e in _journal[-n:]:
-        print("%3d %4d %-12s %-10s %-16s %-7s %2d rewrites %s %s" % (
-            e["id"], e["epoch"], e["verdict"], e["gate"] or "-", e["function"],
+        print("%3d %4d %-12s %-10s %-16s %-7s %-7s %2d rewrites %s %s" % (
+            e["id"], e["epoch"], e["verdict"], e["gate"] or "-", e["function"], e["kind"],
             "%.3fx" % e["gain"] if e["gain"] else "-", len(e["rewrites"]),
             e["old"][:12], e["detail"]))
 
