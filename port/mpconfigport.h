@@ -206,6 +206,8 @@ void rw_native_deinit(void);
 // they stop bytecode), and source strings given to the lexer that define functions are
 // kept (the newest 8) so the optimiser can compile a hot function's native twin.
 #define MICROPY_EMIT_NATIVE_POLL (1)
+// Native code does small-int + - * & | ^ and comparisons inline (vm/patches/0009).
+#define MICROPY_EMIT_X64_SMALL_INT_FAST (1)
 void rw_src_keep(size_t name, const char *str, size_t len);
 #define MICROPY_PORT_LEXER_STR_HOOK(name, str, len) rw_src_keep((name), (str), (len))
 

@@ -26,3 +26,26 @@ rewrite-oracle: $(VM_PATCH_STAMP)
 rewrite-suite: rewrite-oracle
 	$(PY) vm/rewrite/host/suite.py --oracle $(RW_ORACLE) --tree $(VM_MICROPY_DIR) \
 		--dirs $(REWRITE_DIRS) --out $(BUILD)/host/rewrite/suite.json
+
+# Native promotion's emitter changes (vm/patches/0008 back-edge polls, 0009 small-int
+# fast paths) on the whole of MicroPython's suite: the unix port from the patched tree,
+# built with both on and both off, runs REWRITE_DIRS with every function compiled by
+# the native emitter (run-tests.py --emit native); the same tests must pass and fail.
+#   make native-suite  -> $(BUILD)/host/native/suite.json
+NATIVE_ON_BUILD := $(abspath $(BUILD)/host/native/unix-on)
+NATIVE_OFF_BUILD := $(abspath $(BUILD)/host/native/unix-off)
+NATIVE_UNIX_ARGS = VARIANT=standard PROG=micropython STRIP= FROZEN_MANIFEST= \
+	MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_SSL_MBEDTLS=0 MICROPY_PY_FFI=0 \
+	USER_C_MODULES=$(abspath vm/rewrite/host/usermod)
+
+.PHONY: native-suite
+native-suite: $(VM_PATCH_STAMP)
+	$(MAKE) --no-print-directory -C $(VM_MICROPY_DIR)/ports/unix $(NATIVE_UNIX_ARGS) \
+		BUILD=$(NATIVE_ON_BUILD) \
+		CFLAGS_EXTRA="-I$(abspath vm/rewrite) -include $(abspath vm/rewrite/host/usermod/rw/rw_unix_config.h) -DMICROPY_EMIT_NATIVE_POLL=1 -DMICROPY_EMIT_X64_SMALL_INT_FAST=1"
+	$(MAKE) --no-print-directory -C $(VM_MICROPY_DIR)/ports/unix $(NATIVE_UNIX_ARGS) \
+		BUILD=$(NATIVE_OFF_BUILD) \
+		CFLAGS_EXTRA="-I$(abspath vm/rewrite) -include $(abspath vm/rewrite/host/usermod/rw/rw_unix_config.h)"
+	$(PY) vm/rewrite/host/native_suite.py --on $(NATIVE_ON_BUILD)/micropython \
+		--off $(NATIVE_OFF_BUILD)/micropython --tree $(VM_MICROPY_DIR) \
+		--dirs $(REWRITE_DIRS) --out $(BUILD)/host/native/suite.json
