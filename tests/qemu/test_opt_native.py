@@ -173,6 +173,14 @@ def test_sources_the_twin_cannot_have_are_refused(g):
     g.run("opt.consider(cls_of, inputs=[(1,)])")
     nat = [x for x in entries(g, "opt.journal(3)") if x["kind"] == "native"]
     assert nat and nat[-1]["gate"] == "source" and "__class__" in nat[-1]["detail"], nat
+    # A def inside a def is made afresh by every call of the outer one: a twin promoted
+    # for one of those objects would miss the rest.
+    g.paste("def outer():\n    def inner(k):\n        t = 0\n        for i in range(k):\n"
+            "            t += i\n        return t\n    return inner\n")
+    g.run("fi = outer()")
+    g.run("opt.consider(fi, inputs=[(5,)])")
+    nat = [x for x in entries(g, "opt.journal(3)") if x["kind"] == "native"]
+    assert nat and "a def inside a def" in nat[-1]["detail"], nat
     # Code typed where no kept text has it (a def made by exec of a plain string is
     # kept; one compiled under "<twin>" is not): refused at the 'source' step.
     g.run("ns = {}; exec(compile('def h(n):\\n    return n + 1\\n', '<twin>', 'exec'), ns)")
@@ -189,6 +197,8 @@ CODE = "def f(a, b):\n    return (" + ", ".join("a %s b" % o for o in OPS) + ")\
 CODE += ("def h(a, b):\n    x = a\n    x += b\n    y = a\n    y -= b\n    z = a\n"
          "    z *= b\n    w = a\n    w &= b\n    w |= b\n    w ^= a\n"
          "    return x, y, z, w, (1 if a < b else 2), (3 if a == b else 4)\n")
+CODE += "def s(a, i):\n    return a[i]\n"
+CODE += "def t(a, i):\n    a[i] = 9\n    return a\n"
 nb = {}
 nn = {}
 exec(CODE, nb)
@@ -221,14 +231,37 @@ def agree(rounds):
                 bad += 1
                 print('MISMATCH', k, a, b)
     return n, bad
+SEQS = [[1, 2, 3], (4, 5, 6), 'abc', b'xyz', bytearray(b'pq'), {0: 'a', -1: 'b'}, [], (),
+        range(5), 7, None]
+IDXS = [0, 1, 2, 3, -1, -3, -4, 2**40, -2**40, 2**70, True, 1.0, 'a', None]
+def fresh(a):
+    return list(a) if type(a) is list else bytearray(a) if type(a) is bytearray else (
+        dict(a) if type(a) is dict else a)
+def agree_subscr():
+    n = bad = 0
+    for a in SEQS:
+        for i in IDXS:
+            for k in ('s', 't'):
+                n += 1
+                x = outcome(nb[k], fresh(a), i)
+                y = outcome(nn[k], fresh(a), i)
+                if x[0] != y[0] or (x[0] == 'exc' and x[1] is not y[1]) or (
+                        x[0] == 'ok' and (type(x[1]) is not type(y[1]) or x[1] != y[1])):
+                    bad += 1
+                    print('MISMATCH', k, a, i, x, y)
+    return n, bad
 '''
 
 
 def test_native_small_int_fast_paths_agree_with_bytecode(g):
-    # vm/patches/0009: small-int + - * & | ^ and comparisons computed inline by the x64
+    # vm/patches/0009: small-int + - * & | ^, comparisons and subscripts inline in x64
     # emitter, with the runtime call for anything else (floats, strings, big ints,
     # overflow at the 63-bit small-int edge): every result and exception type must match
     # the bytecode's.
     g.paste(AGREE)
     n, bad = ast.literal_eval(g.eval("agree(1000)", timeout=300))
     assert n > 3000 and bad == 0, (n, bad)
+    # List and tuple loads, list stores, by small ints in range, inline; every other
+    # container, index type or range through the runtime.
+    n, bad = ast.literal_eval(g.eval("agree_subscr()", timeout=300))
+    assert n == 308 and bad == 0, (n, bad)

@@ -111,10 +111,10 @@ class _Native:
         _rw.demote(self.fn)
 
 
-def _def_source(fn):
-    # fn's def, dedented, from the source texts the lexer kept (_rw.sources(), newest
-    # first): the last 'def name(' at or before the line of fn's first instruction, with
-    # the lines indented deeper than it. None when no kept text has it.
+def _def_lines(fn):
+    # (lines, index of fn's def line) in the source texts the lexer kept (_rw.sources(),
+    # newest first): the last 'def name(' at or before the line of fn's first
+    # instruction, in a text of fn's file name. None when no kept text has it.
     name = _name(fn)
     _n, file, line, _op = _prof.where(fn, 0)
     for src_name, data in _rw.sources():
@@ -130,18 +130,51 @@ def _def_source(fn):
             t = lines[i].lstrip()
             if t.startswith("def " + name + "(") or t.startswith("def " + name + " ("):
                 at = i
-        if at is None:
-            continue
-        head = lines[at]
-        indent = len(head) - len(head.lstrip())
-        out = [head[indent:]]
-        for ln in lines[at + 1:]:
-            t = ln.strip()
-            if t and len(ln) - len(ln.lstrip()) <= indent and not t.startswith("#"):
-                break
-            out.append(ln[indent:])
-        return "\n".join(out).rstrip() + "\n"
+        if at is not None:
+            return lines, at
     return None
+
+
+def _indent(ln):
+    return len(ln) - len(ln.lstrip())
+
+
+def _def_source(fn):
+    """fn's def, dedented: its line and the lines indented deeper. None if not kept."""
+    found = _def_lines(fn)
+    if found is None:
+        return None
+    lines, at = found
+    head = lines[at]
+    indent = _indent(head)
+    out = [head[indent:]]
+    for ln in lines[at + 1:]:
+        t = ln.strip()
+        if t and _indent(ln) <= indent and not t.startswith("#"):
+            break
+        out.append(ln[indent:])
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _nested(fn):
+    # Whether fn's def sits inside another def: then every call of the outer function
+    # makes a new function object from the same code, and a twin promoted for this one
+    # object would not reach the next (an in-place rewrite of the shared code does).
+    found = _def_lines(fn)
+    if found is None:
+        return False
+    lines, at = found
+    indent = _indent(lines[at])
+    for ln in reversed(lines[:at]):
+        t = ln.strip()
+        if not t or t.startswith("#") or _indent(ln) >= indent:
+            continue
+        indent = _indent(ln)
+        if t.startswith(("def ", "async def ")):
+            return True
+        if indent == 0:
+            return False
+    return False
 
 
 def _compile_def(fn, src, native):
@@ -169,6 +202,8 @@ def _native_candidate(fn, profile):
     for word in NATIVE_REFUSE:
         if word in src:
             return None, ("source", "uses '%s'" % word)
+    if _nested(fn):
+        return None, ("source", "a def inside a def: each call makes a new function object")
     try:
         twin_bc = _compile_def(fn, src, False)
         why = vm.check(twin_bc, profile)
