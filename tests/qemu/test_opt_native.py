@@ -38,6 +38,11 @@ class Pt:
         for i in range(n):
             t += self.x * i * 0.5
         return t
+def gen_sq(n):
+    i = 0
+    while i < n:
+        yield i * i * 0.5
+        i += 1
 def forever(k):
     while True:
         k += 1
@@ -129,6 +134,23 @@ def test_a_native_swap_rolls_back_to_the_same_bytecode(g):
     assert r["verdict"] == "rolled back" and r["kind"] == "native" and r["new"] == old, r
     assert g.eval("_rw.twin(tri) is None") == "True"
     assert g.eval("tri(4), type(tri) is type(hexd)") == "(18.0, True)"
+
+
+def test_a_generator_function_gets_a_twin_and_running_generators_finish_on_bytecode(g):
+    want = g.eval("list(gen_sq(12))")
+    g.run("it = gen_sq(12); first = [next(it), next(it)]")  # suspended in the bytecode
+    g.run("tw = opt._native_candidate(gen_sq, 'trusted')[0].twin")
+    g.run("_rw.promote(gen_sq, tw)")
+    assert g.eval("type(gen_sq).__name__, _rw.twin(gen_sq) is tw") == "('generator', True)"
+    assert g.eval("list(gen_sq(12))") == want  # new calls: the native generator
+    assert g.eval("first + list(it)") == want  # the old one finishes where it was
+    assert g.eval("_rw.demote(gen_sq) is tw, list(gen_sq(12)) == " + want) == "(True, True)"
+    # Through the gates: the native candidate passes them (swapped, or beaten).
+    g.run("_ = [sum(gen_sq(100 + k)) for k in range(20)]")
+    g.run("opt.consider(gen_sq, inputs=[(50,), (0,), (7,)])", timeout=120)
+    nat = [x for x in entries(g, "opt.journal(2)") if x["kind"] == "native"]
+    assert nat and (nat[-1]["verdict"] == "swapped" or "passed, but" in nat[-1]["detail"]), nat
+    assert g.eval("list(gen_sq(12))") == want
 
 
 def test_a_promoted_loop_still_stops_on_its_budget(g):

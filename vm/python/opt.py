@@ -37,7 +37,9 @@ PATIENCE = 4
 RECHECK_PASSES = 20
 # Native twins are compiled only for defs whose source uses none of these: they need
 # the class cell or the enclosing scope, which a def compiled on its own does not have.
-NATIVE_REFUSE = ("super", "__class__", "nonlocal", "yield")
+NATIVE_REFUSE = ("super", "__class__", "nonlocal")
+# A generator function's calls are compared (and timed) over at most this many items.
+GEN_ITEMS = 100_000
 
 _journal = []
 # swap id -> [fn, old digest, new digest, candidate, activity, misses, gate miss rate,
@@ -191,7 +193,7 @@ def _native_candidate(fn, profile):
     # compiled to bytecode, must pass the verifier under fn's profile and use exactly
     # fn's global names, so the twin is fn's code and holds no other capability. Its
     # loops poll (vm/patches/0008) like the bytecode's jumps.
-    if type(fn) is not _FUNCTION:
+    if type(fn) not in _PLAIN:
         return None, ("source", "not a plain function (a closure, or a method using super())")
     try:
         src = _def_source(fn)
@@ -310,12 +312,25 @@ def _run(fn, args):
     kernel.capture(True)
     try:
         try:
-            r = ("ret", fn(*args))
+            r = ("ret", _drain(fn(*args)))
         except Exception as e:  # noqa: BLE001 - the gate compares any exception type
             r = ("exc", type(e))
     finally:
         out, lost = kernel.capture(False)
     return r[0], r[1], out, lost, args
+
+
+def _drain(r):
+    # A generator function's result is what it yields (up to GEN_ITEMS items), compared
+    # as a list; anything else is itself.
+    if type(r) is not _GENERATOR:
+        return r
+    items = []
+    for x in r:
+        items.append(x)
+        if len(items) >= GEN_ITEMS:
+            break
+    return items
 
 
 def _gate_equivalent(fn, cand, inputs):
@@ -353,7 +368,7 @@ def _time(fn, inputs):
         t0 = kernel.cycles()
         for args in copies:
             try:
-                fn(*args)
+                _drain(fn(*args))
             except Exception:  # noqa: BLE001,S110 - equivalence already compared them
                 pass
         return kernel.cycles() - t0
@@ -493,6 +508,15 @@ native_promotion = True
 # ---- what to work on, and one move at a time -------------------------------------------
 
 _FUNCTION = type(_digest)
+
+
+def _gen_fn():
+    yield
+
+
+_GEN_FUNCTION = type(_gen_fn)
+_GENERATOR = type(_gen_fn())
+_PLAIN = (_FUNCTION, _GEN_FUNCTION)
 _keys = {}  # key (bytes) -> fn
 _key_of = {}  # id(fn) -> key
 _recording = None  # the function whose calls _rw is recording
@@ -542,7 +566,7 @@ def _eligible(fn):
     # Plain bytecode functions on the heap, of trusted code, that store and delete no
     # globals: the equivalence gate calls them again, and a global store would happen
     # again too.
-    if type(fn) is not _FUNCTION or id(fn) in _done:
+    if type(fn) not in _PLAIN or id(fn) in _done:
         return False
     memo = _eligible_memo.get(id(fn))
     if memo is not None:

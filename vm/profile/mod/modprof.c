@@ -70,7 +70,7 @@ static MP_DEFINE_CONST_FUN_OBJ_0(prof_counters_obj, prof_counters_fn);
 
 // where(fun, offset) -> (name, file, line, opcode name).
 static mp_obj_t prof_where_fn(mp_obj_t fun_in, mp_obj_t off_in) {
-    if (!mp_obj_is_type(fun_in, &mp_type_fun_bc)) {
+    if (!mp_obj_is_type(fun_in, &mp_type_fun_bc) && !mp_obj_is_type(fun_in, &mp_type_gen_wrap)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_prof.where: expected a bytecode function"));
     }
     const mp_obj_fun_bc_t *fun = MP_OBJ_TO_PTR(fun_in);

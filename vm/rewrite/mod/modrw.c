@@ -39,7 +39,7 @@ static mp_obj_fun_bc_t *get_fun(mp_obj_t fn) {
     }
     // A promoted function (rw_native.c) still owns its bytecode: old frames may run it.
     if (!mp_obj_is_type(fn, &mp_type_fun_bc) && !mp_obj_is_type(fn, &mp_type_gen_wrap)
-        && !mp_obj_is_type(fn, &rw_type_fun_promoted)) {
+        && !mp_obj_is_type(fn, &rw_type_fun_promoted) && !mp_obj_is_type(fn, &rw_type_gen_promoted)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_rw: not a bytecode function"));
     }
     return MP_OBJ_TO_PTR(fn);
@@ -274,7 +274,8 @@ static MP_DEFINE_CONST_FUN_OBJ_1(rw_twin_obj, rw_twin);
 static MP_DEFINE_CONST_FUN_OBJ_0(rw_sources_obj, rw_src_list);
 
 static mp_obj_t rw_machine_code_fn(mp_obj_t twin) {
-    if (!mp_obj_is_exact_type(twin, &mp_type_fun_native)) {
+    if (!mp_obj_is_exact_type(twin, &mp_type_fun_native)
+        && !mp_obj_is_exact_type(twin, &mp_type_native_gen_wrap)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_rw: not a native function"));
     }
     size_t len;

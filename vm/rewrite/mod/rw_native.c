@@ -181,6 +181,26 @@ MP_DEFINE_CONST_OBJ_TYPE(
     call, promoted_call
     );
 
+// A generator function's twin is a native generator function: calling it makes a native
+// generator instance.
+static mp_obj_t promoted_gen_call(mp_obj_t self_in, size_t n_args, size_t n_kw, const mp_obj_t *args) {
+    mp_obj_t twin = twin_of(self_in);
+    return MP_OBJ_TYPE_GET_SLOT(&mp_type_native_gen_wrap, call)(twin, n_args, n_kw, args);
+}
+
+MP_DEFINE_CONST_OBJ_TYPE(
+    rw_type_gen_promoted,
+    MP_QSTR_generator,
+    MP_TYPE_FLAG_BINDS_SELF,
+    attr, mp_obj_fun_bc_attr,
+    call, promoted_gen_call
+    );
+
+static bool is_promoted(mp_obj_t fn) {
+    return mp_obj_is_exact_type(fn, &rw_type_fun_promoted)
+           || mp_obj_is_exact_type(fn, &rw_type_gen_promoted);
+}
+
 typedef struct {
     size_t n_state, n_exc_stack, scope_flags, n_pos_args, n_kwonly_args, n_def_pos_args;
 } rw_sig_t;
@@ -195,19 +215,21 @@ static rw_sig_t sig_of(const byte *ip) {
 #define RW_SIG_FLAGS (MP_SCOPE_FLAG_GENERATOR | MP_SCOPE_FLAG_VARKEYWORDS | \
     MP_SCOPE_FLAG_VARARGS | MP_SCOPE_FLAG_DEFKWARGS)
 
-static mp_obj_fun_bc_t *check_bytecode_fun(mp_obj_t fn) {
-    if (!mp_obj_is_exact_type(fn, &mp_type_fun_bc)) {
+void rw_promote(mp_obj_t fn, mp_obj_t twin) {
+    // A bytecode function with a native function twin, or a bytecode generator function
+    // with a native generator function twin.
+    bool gen = mp_obj_is_exact_type(fn, &mp_type_gen_wrap);
+    if (!gen && !mp_obj_is_exact_type(fn, &mp_type_fun_bc)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_rw: promote needs a plain bytecode function"));
     }
-    return MP_OBJ_TO_PTR(fn);
-}
-
-void rw_promote(mp_obj_t fn, mp_obj_t twin) {
-    mp_obj_fun_bc_t *f = check_bytecode_fun(fn);
-    if (!mp_obj_is_exact_type(twin, &mp_type_fun_native)) {
-        mp_raise_TypeError(MP_ERROR_TEXT("_rw: the twin must be a native function"));
+    if (!mp_obj_is_exact_type(twin, gen ? &mp_type_native_gen_wrap : &mp_type_fun_native)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("_rw: the twin must be native code of the same kind"));
     }
+    mp_obj_fun_bc_t *f = MP_OBJ_TO_PTR(fn);
     mp_obj_fun_bc_t *g = MP_OBJ_TO_PTR(twin);
+    if (is_promoted(fn)) {
+        mp_raise_ValueError(MP_ERROR_TEXT("_rw: already promoted"));
+    }
     rw_sig_t a = sig_of(f->bytecode);
     rw_sig_t b = sig_of(mp_obj_fun_native_get_prelude_ptr(g));
     if ((a.scope_flags & RW_SIG_FLAGS) != (b.scope_flags & RW_SIG_FLAGS)
@@ -228,21 +250,22 @@ void rw_promote(mp_obj_t fn, mp_obj_t twin) {
     memcpy(g->extra_args, f->extra_args, n_extra * sizeof(mp_obj_t));
     ((mp_module_context_t *)g->context)->module.globals = f->context->module.globals;
     table_put(fn, twin);
-    f->base.type = &rw_type_fun_promoted;
+    f->base.type = gen ? &rw_type_gen_promoted : &rw_type_fun_promoted;
 }
 
 mp_obj_t rw_demote(mp_obj_t fn) {
-    if (!mp_obj_is_exact_type(fn, &rw_type_fun_promoted)) {
+    if (!is_promoted(fn)) {
         return mp_const_none;
     }
     mp_obj_t twin = twin_of(fn);
-    ((mp_obj_fun_bc_t *)MP_OBJ_TO_PTR(fn))->base.type = &mp_type_fun_bc;
+    mp_obj_fun_bc_t *f = MP_OBJ_TO_PTR(fn);
+    f->base.type = f->base.type == &rw_type_gen_promoted ? &mp_type_gen_wrap : &mp_type_fun_bc;
     table_remove(fn);
     return twin;
 }
 
 mp_obj_t rw_twin(mp_obj_t fn) {
-    if (!mp_obj_is_exact_type(fn, &rw_type_fun_promoted)) {
+    if (!is_promoted(fn)) {
         return mp_const_none;
     }
     return twin_of(fn);

@@ -7,6 +7,8 @@
 
 // The type of a promoted function: named 'function', its bytecode left as it was.
 extern const mp_obj_type_t rw_type_fun_promoted;
+// ... and of a promoted generator function.
+extern const mp_obj_type_t rw_type_gen_promoted;
 
 // Calls to fn (a plain bytecode function) run twin (a native function compiled from
 // the same def) until rw_demote(fn); raises TypeError/ValueError when they do not match.
