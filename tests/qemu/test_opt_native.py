@@ -287,3 +287,27 @@ def test_native_small_int_fast_paths_agree_with_bytecode(g):
     # container, index type or range through the runtime.
     n, bad = ast.literal_eval(g.eval("agree_subscr()", timeout=300))
     assert n == 308 and bad == 0, (n, bad)
+
+
+def test_a_function_storing_globals_is_gated_and_its_globals_put_back(g):
+    # TOTAL is stored by the function: the gates save it, compare what old and new code
+    # leave in it, and put it back, so replays and timed runs leave no trace.
+    g.paste("TOTAL = 0\ndef tally(n):\n    global TOTAL\n    t = 0\n    for i in range(n):\n"
+            "        t += i * 2\n    TOTAL = TOTAL + t\n    return t\n")
+    g.run("_ = [tally(100 + k) for k in range(20)]")
+    before = g.eval("TOTAL")
+    g.run("opt.consider(tally, inputs=[(50,), (3,)])", timeout=120)
+    got = entries(g, "opt.journal(2)")
+    assert any(e["verdict"] == "swapped" for e in got), got
+    assert g.eval("TOTAL") == before  # every replay and timed run was put back
+    assert g.eval("t0 = TOTAL; _ = tally(10); TOTAL - t0") == "90"
+    # A swap whose stored global differs from the original's is refused.
+    g.paste("COUNT = 0\ndef bump(n):\n    global COUNT\n    COUNT = n\n    return n\n")
+    g.run("TW = opt._compile_def(bump, 'def bump(n):\\n    global COUNT\\n"
+          "    COUNT = n + 1\\n    return n\\n', True)")
+    g.paste("class Twin:\n    kind = 'native'\n    edits = ()\n    new = None\n"
+            "    def apply(self):\n        _rw.promote(bump, TW)\n"
+            "    def undo(self):\n        _rw.demote(bump)\n")
+    why = g.eval("opt._gate_equivalent(bump, Twin(), [(4,)])")
+    assert "globals it stores differ" in why, why
+    assert g.eval("COUNT") == "0"

@@ -33,8 +33,10 @@ def slow(n):
     return len(sorted(range(n, 0, -1))) + 1
 ROUNDS = 0
 def work():
-    global ROUNDS
+    global ROUNDS, SCRATCH
     ROUNDS += 1
+    SCRATCH = ROUNDS
+    del SCRATCH
     for k in range(4):
         tri(60 + k, 3)
         poly(60 + k)
@@ -119,7 +121,7 @@ def test_heat_and_outcomes_are_traces_the_console_shows(g):
     assert re.search(r"^heat keyed t=\d+", bars, re.M), bars
     board = g.run("opt_mesh.board()")
     assert re.search(r"tri .* swapped by \d+", board) and "rejected (faster)" in board, board
-    # The driver stores a global, so the optimiser never offers it: it has no heat.
+    # The driver deletes a global, so the optimiser never offers it: it has no heat.
     assert val(g, "[opt.by_key(k).__name__ for k, v in M.field.topk('heat', 20)]").count(
         "work") == 0
     # A decided function gets no more heat: its trace only fades.

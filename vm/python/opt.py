@@ -333,18 +333,57 @@ def _drain(r):
     return items
 
 
+_MISSING = object()
+_stores = {}  # id(fn) -> (fn, names of the globals fn stores)
+
+
+def _stored(fn):
+    # The globals fn's code stores (vm.names, read while fn is still bytecode).
+    got = _stores.get(id(fn))
+    if got is None or got[0] is not fn:
+        try:
+            names = vm.names(fn)[1]
+        except (ValueError, TypeError):
+            names = ()
+        got = _stores[id(fn)] = (fn, names)
+    return got[1]
+
+
+def _snap(fn):
+    # The current values of the globals fn stores, to compare and to put back: a replay
+    # or a timed run must leave the namespace as it found it.
+    g = fn.__globals__
+    return {n: g.get(n, _MISSING) for n in _stored(fn)}
+
+
+def _put_back(fn, snap):
+    g = fn.__globals__
+    for n, v in snap.items():
+        if v is _MISSING:
+            g.pop(n, None)
+        else:
+            g[n] = v
+
+
 def _gate_equivalent(fn, cand, inputs):
     if not inputs:
         return "no replayable inputs recorded or generated"
     for args in inputs:
         a, b = _clone(args), _clone(args)
+        before = _snap(fn)
         cand.undo()
-        old = _run(fn, a[0])
-        cand.apply()
         try:
+            old = _run(fn, a[0])
+            old_g = _snap(fn)
+            _put_back(fn, before)
+            cand.apply()
             new = _run(fn, b[0])
+            new_g = _snap(fn)
         finally:
             cand.undo()
+            _put_back(fn, before)
+        if not _same(old_g, new_g):
+            return "args %r: the globals it stores differ after the call" % (args,)
         if old[0] != new[0]:
             return "args %r: old %s, new %s" % (args, old[0], new[0])
         if old[0] == "exc" and old[1] is not new[1]:
@@ -363,6 +402,7 @@ def _gate_equivalent(fn, cand, inputs):
 def _time(fn, inputs):
     # Cycles to run every input once (on fresh copies; copying is outside the timing).
     copies = [_clone(a)[0] for a in inputs]
+    before = _snap(fn)
     kernel.capture(True)
     try:
         t0 = kernel.cycles()
@@ -374,6 +414,7 @@ def _time(fn, inputs):
         return kernel.cycles() - t0
     finally:
         kernel.capture(False)
+        _put_back(fn, before)
 
 
 def _gate_faster(fn, cand, inputs, rounds=ROUNDS):
@@ -563,9 +604,9 @@ def _trusted(g):
 
 
 def _eligible(fn):
-    # Plain bytecode functions on the heap, of trusted code, that store and delete no
-    # globals: the equivalence gate calls them again, and a global store would happen
-    # again too.
+    # Plain bytecode (and generator) functions on the heap, of trusted code, that delete
+    # no globals. The gates call them again: the globals they store are saved first,
+    # compared after the old and the new code ran, and put back (_snap, _put_back).
     if type(fn) not in _PLAIN or id(fn) in _done:
         return False
     memo = _eligible_memo.get(id(fn))
@@ -574,7 +615,7 @@ def _eligible(fn):
     try:
         _rw.start(fn)
         names = vm.names(fn)
-        ok = _trusted(fn.__globals__) and not names[1] and not names[2]
+        ok = _trusted(fn.__globals__) and not names[2]
     except (ValueError, TypeError):
         ok = False
     _eligible_memo[id(fn)] = (fn, ok)
