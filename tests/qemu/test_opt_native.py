@@ -311,3 +311,42 @@ def test_a_function_storing_globals_is_gated_and_its_globals_put_back(g):
     why = g.eval("opt._gate_equivalent(bump, Twin(), [(4,)])")
     assert "globals it stores differ" in why, why
     assert g.eval("COUNT") == "0"
+
+
+RAMFS = '''
+import vfs, sys
+class RAMBlock:
+    def __init__(self, n):
+        self.data = bytearray(n * 512)
+    def readblocks(self, b, buf, off=0):
+        a = b * 512 + off
+        buf[:] = self.data[a:a + len(buf)]
+    def writeblocks(self, b, buf, off=None):
+        a = b * 512 + (off or 0)
+        self.data[a:a + len(buf)] = buf
+    def ioctl(self, op, arg):
+        if op == 4:
+            return len(self.data) // 512
+        if op == 5:
+            return 512
+        if op == 6:
+            return 0
+bd = RAMBlock(128)
+vfs.VfsLfs2.mkfs(bd)
+vfs.mount(vfs.VfsLfs2(bd), '/ram')
+with open('/ram/modfast.py', 'w') as f:
+    f.write('def fsum(n):\\n    t = 0\\n    for i in range(n):\\n        t += i\\n    return t\\n')
+sys.path.append('/ram')
+import modfast
+'''
+
+
+def test_a_def_imported_from_a_file_is_read_again(g):
+    # An import's text goes through the file lexer, not the string one: the source is
+    # read back from the file it came from.
+    g.paste(RAMFS)
+    src = ast.literal_eval(g.eval("opt._def_source(modfast.fsum)"))
+    assert src == "def fsum(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n"
+    cand, why = ast.literal_eval(g.eval("c, w = opt._native_candidate(modfast.fsum, "
+                                        "'trusted'); (c is not None, w)"))
+    assert cand and why is None, why

@@ -115,13 +115,21 @@ class _Native:
 
 def _def_lines(fn):
     # (lines, index of fn's def line) in the source texts the lexer kept (_rw.sources(),
-    # newest first): the last 'def name(' at or before the line of fn's first
-    # instruction, in a text of fn's file name. None when no kept text has it.
+    # newest first), then in fn's file: the last 'def name(' at or before the line of
+    # fn's first instruction, in a text of fn's file name. None when none has it.
     name = _name(fn)
     _n, file, line, _op = _prof.where(fn, 0)
-    for src_name, data in _rw.sources():
+    for src_name, data in _rw.sources() + [(file, None)]:
         if src_name != file:
             continue
+        if data is None:
+            # Last: a module imported from a file is read again (if it changed since,
+            # gate 1's name check and gate 2 catch the difference).
+            try:
+                with open(file, "rb") as f:
+                    data = f.read()
+            except (OSError, TypeError):
+                return None
         try:
             # (Paste mode hands the lexer "\r" line ends, as a terminal sends them.)
             lines = data.decode().replace("\r\n", "\n").replace("\r", "\n").split("\n")
