@@ -18,3 +18,18 @@ def guest(request, tmp_path_factory):
         yield g
     finally:
         g.close()
+
+
+@pytest.fixture(scope="module")
+def icount_guest(request, tmp_path_factory):
+    """One guest per module under -icount (guest cycles follow instruction counts, so
+    A/B measurements repeat exactly), with the module's CODE pasted."""
+    log = tmp_path_factory.mktemp("serial") / f"{request.module.__name__}.log"
+    g = Guest(IMAGE, log=log, icount=True)
+    try:
+        g.boot()
+        out = g.paste(request.module.CODE)
+        assert "Traceback" not in out, out
+        yield g
+    finally:
+        g.close()

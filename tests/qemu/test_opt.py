@@ -12,8 +12,6 @@ import time
 
 import pytest
 
-from guestconsole import IMAGE, Guest
-
 CODE = """
 import opt, _rw, hashlib, binascii
 opt.native_promotion = False  # these tests gate in-place rewrites; native: test_opt_native
@@ -56,15 +54,8 @@ def first(L, n):
 
 
 @pytest.fixture(scope="module")
-def g(tmp_path_factory):
-    log = tmp_path_factory.mktemp("serial") / "test_opt.log"
-    guest = Guest(IMAGE, log=log, icount=True)
-    try:
-        guest.boot()
-        guest.paste(CODE)
-        yield guest
-    finally:
-        guest.close()
+def g(icount_guest):
+    return icount_guest
 
 
 def entry(g, expr: str) -> dict:

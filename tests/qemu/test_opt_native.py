@@ -11,8 +11,6 @@ import ast
 
 import pytest
 
-from guestconsole import IMAGE, Guest
-
 CODE = """
 import opt, _rw, _budget, hashlib, binascii
 def hexd(fn):
@@ -54,15 +52,8 @@ def drive():
 
 
 @pytest.fixture(scope="module")
-def g(tmp_path_factory):
-    log = tmp_path_factory.mktemp("serial") / "test_opt_native.log"
-    guest = Guest(IMAGE, log=log, icount=True)
-    try:
-        guest.boot()
-        guest.paste(CODE)
-        yield guest
-    finally:
-        guest.close()
+def g(icount_guest):
+    return icount_guest
 
 
 def entries(g, expr: str) -> list[dict]:

@@ -12,8 +12,6 @@ import re
 
 import pytest
 
-from guestconsole import IMAGE, Guest
-
 CODE = """
 import opt, opt_mesh, _cap
 from lo import *
@@ -65,16 +63,8 @@ def asked(lid):
 
 
 @pytest.fixture(scope="module")
-def g(tmp_path_factory):
-    log = tmp_path_factory.mktemp("serial") / "test_optimiser_mesh.log"
-    guest = Guest(IMAGE, log=log, icount=True)
-    try:
-        guest.boot()
-        out = guest.paste(CODE)
-        assert "Traceback" not in out, out
-        yield guest
-    finally:
-        guest.close()
+def g(icount_guest):
+    return icount_guest
 
 
 def val(g, expr: str, timeout: float = 30):
