@@ -341,3 +341,12 @@ def test_a_def_imported_from_a_file_is_read_again(g):
     cand, why = ast.literal_eval(g.eval("c, w = opt._native_candidate(modfast.fsum, "
                                         "'trusted'); (c is not None, w)"))
     assert cand and why is None, why
+
+
+def test_source_compiled_under_a_budget_is_not_kept(g):
+    # A Locus's step compiling code must not pay its allocation budget for a copy.
+    g.run("src = 'def ' + 'zz(n):\\n    return n\\n'")
+    g.run("_budget.run(lambda s: exec(s, {}), src, 0, 0, 0)")
+    assert g.eval("any(t == src.encode() for _n, t in _rw.sources())") == "False"
+    g.run("exec(src, {})")
+    assert g.eval("any(t == src.encode() for _n, t in _rw.sources())") == "True"

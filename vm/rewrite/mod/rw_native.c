@@ -53,6 +53,13 @@ void rw_src_keep(size_t name, const char *str, size_t len) {
         || !defines_a_function(str, len)) {
         return;
     }
+    #if defined(LOCIOS_BUDGET_HOOKS) && LOCIOS_BUDGET_HOOKS
+    // Code compiled inside a budgeted call (a Locus's step) is never optimised: its
+    // allocation budget must not pay for a copy.
+    if (budget_armed) {
+        return;
+    }
+    #endif
     // Keeping a copy is optional: a full heap (or an allocation budget) must fail the
     // copy, never the compile that asked for it.
     nlr_buf_t nlr;
