@@ -5,7 +5,8 @@ suspended generators, exceptions unwinding through rewritten loops, deep recursi
 rewriting the function its outer frames run, try/finally/with in rewritten loops — give
 the results of an unrewritten twin (the same source compiled again), never crash, and the
 final undo restores every function's original bytes (SHA-256). A budget stop in the middle
-of a rewritten loop, then undo, then re-running, works too."""
+of a rewritten loop, then undo, then re-running, works too. The same rounds flipping
+native promotion (vm/rewrite/mod/rw_native.c) instead of rewrites match too."""
 
 from __future__ import annotations
 
@@ -105,6 +106,22 @@ def flip(f):
         ST['undone'] += _rw.undo(f) > 0
     else:
         ST['applied'] += _rw.apply(f, _rw.plan(f, rnd(_rw.ALL + 1) & _rw.ALL)) > 0
+# Native twins of R's functions (the same source with every def compiled natively),
+# for the promotion stress: pflip promotes or demotes instead of rewriting.
+N = {}
+exec(SRC.replace("def ", "@micropython.native\ndef ").replace(
+    "\n    @micropython.native\ndef ", "\n    @micropython.native\n    def "), N)
+TWIN = {id(f): t for f, t in zip(fns(R), fns(N))}
+def pflip(f):
+    ST['flips'] += 1
+    if _rw.twin(f) is None:
+        if rnd(3):
+            _rw.promote(f, TWIN[id(f)])
+            ST['applied'] += 1
+    elif rnd(3) == 0:
+        _rw.demote(f)
+        ST['undone'] += 1
+FLIP = [flip]
 class Hook:
     # Every call flips the rewritten copy's code (never the twin's); every `every`-th
     # raises, on both sides alike, unwinding through the running (rewritten) loop.
@@ -113,7 +130,7 @@ class Hook:
     def __call__(self):
         self.n += 1
         for f in self.targets:
-            flip(f)
+            FLIP[0](f)
         if self.n % self.every == 0:
             ST['raised'] += 1
             raise KeyError(self.n)
@@ -133,7 +150,7 @@ def gens(ns, every):
     for step in range(40):
         g = gs[step % 3]
         if ns is R:
-            flip(ns['gen'])
+            FLIP[0](ns['gen'])
         try:
             out.append(next(g))
         except StopIteration:
@@ -204,3 +221,20 @@ def test_budget_stop_in_a_rewritten_loop_then_undo_and_rerun(guest):
     assert guest.ask("_budget.run(lambda o: spin(o, 10**9), out, 20000, 0, 0)[0]") == 2
     ok(guest, "_rw.undo(spin)")
     assert guest.eval("digest(spin) == D0[NAMES.index('spin')]") == "True"
+
+
+def test_random_promotions_to_native_twins_under_running_code_match_the_twin(guest):
+    # The same rounds with native promotion flipped instead: calls switch between the
+    # bytecode and its native twin (generators made before a flip keep their code),
+    # exceptions unwind through both, recursion's outer frames run one while inner calls
+    # run the other; the final demotion leaves every function's bytes as they were.
+    ok(guest, "FLIP[0] = pflip; ST.update(flips=0, applied=0, undone=0, raised=0)")
+    assert guest.eval("all(TWIN[id(f)] is not None for f in fns(R))") == "True"
+    bad = guest.ask("[repr(x)[:600] for x in stress(60)][:3]", timeout=600)
+    assert bad == [], bad
+    st = guest.ask("ST")
+    assert st["flips"] >= 2000 and st["applied"] >= st["flips"] // 10, st
+    assert st["undone"] >= st["flips"] // 20 and st["raised"] >= 60, st
+    ok(guest, "[_rw.demote(f) for f in fns(R)]")
+    assert guest.eval("[_rw.twin(f) for f in fns(R)] == [None] * 9") == "True"
+    assert guest.eval("[digest(f) for f in fns(R)] == D0") == "True"
