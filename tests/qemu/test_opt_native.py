@@ -221,7 +221,7 @@ VALS = [0, 1, -1, 2, -2, 7, -7, 2**31, -2**32, B - 1, -B, B // 2, -B // 2, B - 2
         3037000499, -3037000499, 2**62 + 5, -2**63, 1.5, True, False, 'a', (1,)]
 def outcome(fn, a, b):
     try:
-        return ('ok', fn(a, b))
+        return ('ok', fn(a, b) if fn.__name__ != 'at' else fn(a))
     except Exception as e:
         return ('exc', type(e))
 def same(x, y):
@@ -243,6 +243,34 @@ def agree(rounds):
             if not same(outcome(nb[k], a, b), outcome(nn[k], a, b)):
                 bad += 1
                 print('MISMATCH', k, a, b)
+    return n, bad
+class A:
+    x = 'class'
+class WithMember(A):
+    def __init__(self):
+        self.x = 'member'
+class Prop:
+    @property
+    def x(self):
+        return 'property'
+class Fallback:
+    def __getattr__(self, name):
+        return 'getattr ' + name
+class Slotless(WithMember):
+    pass
+import sys as _sys
+ATTR_OBJS = [A(), WithMember(), Prop(), Fallback(), Slotless(), A, 1, 'x', None, _sys]
+AT = "def at(o):\n    return o.x\n"
+exec(AT, nb)
+exec("@micropython.native\n" + AT, nn)
+def agree_attr():
+    n = bad = 0
+    for o in ATTR_OBJS:
+        n += 1
+        x, y = outcome(nb['at'], o, 0), outcome(nn['at'], o, 0)
+        if x[0] != y[0] or x[1] != y[1] and not (x[0] == 'exc' and x[1] is y[1]):
+            bad += 1
+            print('MISMATCH', o, x, y)
     return n, bad
 SEQS = [[1, 2, 3], (4, 5, 6), 'abc', b'xyz', bytearray(b'pq'), {0: 'a', -1: 'b'}, [], (),
         range(5), 7, None]
@@ -278,6 +306,10 @@ def test_native_small_int_fast_paths_agree_with_bytecode(g):
     # container, index type or range through the runtime.
     n, bad = ast.literal_eval(g.eval("agree_subscr()", timeout=300))
     assert n == 308 and bad == 0, (n, bad)
+    # Attribute loads: an instance's members first, then the class, properties,
+    # __getattr__, types, modules and missing names, as the bytecode does.
+    n, bad = ast.literal_eval(g.eval("agree_attr()"))
+    assert n == 10 and bad == 0, (n, bad)
 
 
 def test_a_function_storing_globals_is_gated_and_its_globals_put_back(g):

@@ -13,6 +13,7 @@
 #include "py/gc.h"
 #include "py/nativeglue.h"
 #include "py/objfun.h"
+#include "py/objtype.h"
 #include "py/runtime.h"
 #include "py/stackctrl.h"
 
@@ -26,6 +27,20 @@
 void mp_native_poll(void) {
     MICROPY_VM_HOOK_LOOP
     mp_handle_pending(true);
+}
+
+// Native code's attribute load: an instance's own members first (what the bytecode VM's
+// LOAD_ATTR fast path does, and what the instance's attr slot would find first anyway),
+// then the general mp_load_attr.
+mp_obj_t mp_native_load_attr(mp_obj_t base, qstr attr) {
+    if (mp_obj_is_obj(base) && mp_obj_is_instance_type(mp_obj_get_type(base))) {
+        mp_obj_instance_t *self = MP_OBJ_TO_PTR(base);
+        mp_map_elem_t *elem = mp_map_lookup(&self->members, MP_OBJ_NEW_QSTR(attr), MP_MAP_LOOKUP);
+        if (elem != NULL) {
+            return elem->value;
+        }
+    }
+    return mp_load_attr(base, attr);
 }
 
 // ---- source texts ---------------------------------------------------------------------
