@@ -95,6 +95,10 @@ ON_MODES: dict[str, dict[str, str | None]] = {
     # The benchmark runs in an exec() namespace, which opt must be told to trust.
     "opt": {"enable": "import opt; _j0 = len(opt.journal(1 << 30))",
             "after_warmup": "lambda run: opt.trust(_ns) or opt.settle(run)",
+            # After the timed runs: roll the namespace's swaps back, so the next
+            # benchmark starts with an empty promotion table and this one's functions
+            # can be collected.
+            "drop": "_ = opt.forget(_ns)",
             "disable": "",
             "stats": "[(e['function'], e['kind'], e['verdict'], e['gate'], e['gain'],"
                      " e['detail'][:60])"
@@ -168,9 +172,11 @@ def send_source(g: guestconsole.Guest, source: str) -> None:
 
 
 def guest_phase(g: guestconsole.Guest, key: tuple[int, int], k: int,
-                after_warmup: str | None = None, timeout: float = 900) -> list | None:
+                after_warmup: str | None = None, timeout: float = 900,
+                before_drop: str | None = None) -> list | None:
     """One phase: fresh namespace, setup, warm-up, k timed runs; rows of (cycles, norm,
-    result string), warm-up first (cycles 0); None if the benchmark skipped itself."""
+    result string), warm-up first (cycles 0); None if the benchmark skipped itself.
+    before_drop runs while the namespace `_ns` still exists."""
     # Both phases start from an empty profiler table, so OFF and ON compare like with
     # like: how full the table is changes the cost of every frame exit (a newcomer in a
     # full window lands off its home slot; before eviction it was not counted at all
@@ -181,6 +187,8 @@ def guest_phase(g: guestconsole.Guest, key: tuple[int, int], k: int,
         return None
     hook = after_warmup or "None"
     rows = g.ask(f"_ns['_bm_series'](_ns['bm_params'][{key!r}], {k}, {hook})", timeout=timeout)
+    if before_drop:
+        check(g.run(before_drop), before_drop)
     g.run("_ns = None; _bm_unmount(); gc.collect()")
     return rows
 
@@ -191,7 +199,7 @@ def run_on(g: guestconsole.Guest, mode: str, key: tuple[int, int], k: int):
     m = ON_MODES[mode]
     if m["enable"]:
         check(g.run(m["enable"]), m["enable"])
-    rows = guest_phase(g, key, k, m["after_warmup"])
+    rows = guest_phase(g, key, k, m["after_warmup"], before_drop=m.get("drop"))
     stats = g.ask(m["stats"])
     if m["disable"]:
         check(g.run(m["disable"]), m["disable"])

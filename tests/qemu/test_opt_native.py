@@ -382,3 +382,16 @@ def test_source_compiled_under_a_budget_is_not_kept(g):
     assert g.eval("any(t == src.encode() for _n, t in _rw.sources())") == "False"
     g.run("exec(src, {})")
     assert g.eval("any(t == src.encode() for _n, t in _rw.sources())") == "True"
+
+
+def test_forget_rolls_back_a_namespaces_swaps(g):
+    g.run("fns = {}; exec('def fz(n):\\n    t = 0.0\\n    for i in range(n):\\n"
+          "        t += i * 0.5\\n    return t\\n', fns); opt.trust(fns)")
+    g.run("opt.consider(fns['fz'], inputs=[(300,), (40,)])", timeout=120)
+    assert g.eval("any(v[0] is fns['fz'] for v in opt._live.values())") == "True"
+    got = entries(g, "opt.forget(fns)")
+    assert got and all(e["verdict"] == "rolled back" and e["detail"] == "forgotten"
+                       for e in got), got
+    assert g.eval("_rw.twin(fns['fz']) is None, any(v[0] is fns['fz'] for v in "
+                  "opt._live.values()), any(t is fns for t in opt._trusted_ns)") == \
+        "(True, False, False)"

@@ -491,7 +491,13 @@ def _consider(fn, profile, inputs):
         if type(cand) is dict:
             last = cand
             continue
-        why = _gate_equivalent(fn, cand, inputs)
+        try:
+            why = _gate_equivalent(fn, cand, inputs)
+        except RuntimeError as e:
+            # The swap itself cannot be made (the promotion table is full).
+            cand.undo()
+            last = _reject(fn, cand, old, "swap", None, str(e))
+            continue
         if why:
             last = _reject(fn, cand, old, "equivalent", None, why)
             continue
@@ -776,6 +782,19 @@ def check():
         if misses > 64 and misses > max(MISS_SHARE, 2 * gate_rate) * max(active, 1):
             why = "guards missed %d times in %d calls+iterations" % (misses, active)
             out.append(rollback(sid, why))
+    return out
+
+
+def forget(namespace):
+    """Roll back every live swap of a function whose globals are `namespace`, and stop
+    trusting it: for code about to be dropped (a benchmark's exec() namespace), so its
+    functions and native twins are not kept alive by the optimiser. Returns the rollback
+    entries."""
+    out = [rollback(sid, "forgotten") for sid, v in sorted(_live.items())
+           if v[0].__globals__ is namespace]
+    for i in range(len(_trusted_ns) - 1, -1, -1):
+        if _trusted_ns[i] is namespace:
+            _trusted_ns.pop(i)
     return out
 
 

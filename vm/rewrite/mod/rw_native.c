@@ -124,8 +124,8 @@ const void *rw_exec_block(const void *start, size_t *len) {
 
 // (function, twin) pairs, open addressing on the function's address with linear probes;
 // a root pointer, so the collector keeps every twin alive while it is promoted.
-#define RW_PROMOTE_SLOTS (128)
-MP_REGISTER_ROOT_POINTER(mp_obj_t rw_promoted[2 * 128]);
+#define RW_PROMOTE_SLOTS (512)
+MP_REGISTER_ROOT_POINTER(mp_obj_t rw_promoted[2 * 512]);
 static size_t rw_promoted_n;
 
 static size_t slot_of(mp_obj_t fn) {
