@@ -330,9 +330,16 @@ ENTRY(LOCIOS_BC_LOAD_ATTR_C): {
 #define RW_METHOD_NAME_OK(q) ((q) != MP_QSTR___class__ && (q) != MP_QSTR___next__ \
     && (q) != MP_QSTR___dict__)
 
+// A plain bytecode function, or one promoted to a native twin (vm/rewrite/mod/rw_native.c:
+// the same object with a type that is also named 'function', binds self, and has the same
+// attr slot, so no __get__ either).
+extern const mp_obj_type_t rw_type_fun_promoted;
+#define RW_PLAIN_METHOD(v) (mp_obj_is_exact_type((v), &mp_type_fun_bc) \
+    || mp_obj_is_exact_type((v), &rw_type_fun_promoted))
+
 // obj.name(...) where obj is an instance of a user class T (the site's cached type,
 // exact pointer), name is not one of obj's own members, and T's OWN locals dict holds
-// name at the cached index with a plain bytecode function as value. On exactly that
+// name at the cached index with a plain (RW_PLAIN_METHOD) function as value. On exactly that
 // domain mp_load_method -> mp_obj_instance_load_attr finds no member, no __dict__, then
 // mp_obj_class_lookup's first step (T itself: a user class, so no native-slot shortcut
 // and self is the instance, not a native sub-object) binds the function by
@@ -354,7 +361,7 @@ ENTRY(LOCIOS_BC_LOAD_METHOD_C): {
             size_t rw_i = rw_c->index;
             if (rw_c->ip == rw_head && rw_c->map == rw_t && rw_i < rw_lm->alloc
                 && rw_lm->table[rw_i].key == rw_key
-                && mp_obj_is_type(rw_lm->table[rw_i].value, &mp_type_fun_bc)
+                && RW_PLAIN_METHOD(rw_lm->table[rw_i].value)
                 && mp_map_lookup(&((mp_obj_instance_t *)MP_OBJ_TO_PTR(rw_top))->members,
                     rw_key, MP_MAP_LOOKUP) == NULL) {
                 sp[1] = rw_top;
@@ -364,7 +371,7 @@ ENTRY(LOCIOS_BC_LOAD_METHOD_C): {
             }
             // Refill from T's own dict now, while obj (and so T) is still on the stack.
             mp_map_elem_t *rw_e = mp_map_lookup(rw_lm, rw_key, MP_MAP_LOOKUP);
-            if (rw_e != NULL && mp_obj_is_type(rw_e->value, &mp_type_fun_bc)) {
+            if (rw_e != NULL && RW_PLAIN_METHOD(rw_e->value)) {
                 rw_c->ip = rw_head;
                 rw_c->map = rw_t;
                 rw_c->index = rw_e - rw_lm->table;
@@ -386,3 +393,4 @@ ENTRY(LOCIOS_BC_LOAD_METHOD_C): {
 #undef RW_LSHIFT_OK
 #undef RW_RSHIFT
 #undef RW_METHOD_NAME_OK
+#undef RW_PLAIN_METHOD
