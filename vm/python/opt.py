@@ -217,7 +217,7 @@ def _native_candidate(fn, profile):
     try:
         twin_bc = _compile_def(fn, src, False)
         why = vm.check(twin_bc, profile)
-        if why is None and vm.names(twin_bc) != vm.names(fn):
+        if why is None and vm.names(twin_bc) != _names(fn):
             why = "its source uses other globals than the running code"
         if why:
             return None, ("verify", why)
@@ -342,19 +342,25 @@ def _drain(r):
 
 
 _MISSING = object()
-_stores = {}  # id(fn) -> (fn, names of the globals fn stores)
+_names_memo = {}  # id(fn) -> (fn, vm.names(fn))
+
+
+def _names(fn):
+    # vm.names(fn), read once: the first read comes when fn is looked at as a candidate,
+    # before any of its code (or its inner functions', which vm.names reads too and the
+    # verifier cannot read once rewritten in place) is swapped. Raises as vm.names does.
+    got = _names_memo.get(id(fn))
+    if got is None or got[0] is not fn:
+        got = _names_memo[id(fn)] = (fn, vm.names(fn))
+    return got[1]
 
 
 def _stored(fn):
-    # The globals fn's code stores (vm.names, read while fn is still bytecode).
-    got = _stores.get(id(fn))
-    if got is None or got[0] is not fn:
-        try:
-            names = vm.names(fn)[1]
-        except (ValueError, TypeError):
-            names = ()
-        got = _stores[id(fn)] = (fn, names)
-    return got[1]
+    # The globals fn's code stores.
+    try:
+        return _names(fn)[1]
+    except (ValueError, TypeError):
+        return ()
 
 
 def _snap(fn):
@@ -628,7 +634,7 @@ def _eligible(fn):
         return memo[1]
     try:
         _rw.start(fn)
-        names = vm.names(fn)
+        names = _names(fn)
         ok = _trusted(fn.__globals__) and not names[2]
     except (ValueError, TypeError):
         ok = False
@@ -795,6 +801,9 @@ def forget(namespace):
     for i in range(len(_trusted_ns) - 1, -1, -1):
         if _trusted_ns[i] is namespace:
             _trusted_ns.pop(i)
+    for memo in (_eligible_memo, _names_memo):
+        for k in [k for k, v in memo.items() if v[0].__globals__ is namespace]:
+            del memo[k]
     return out
 
 

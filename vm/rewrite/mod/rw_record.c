@@ -48,6 +48,14 @@ void rw_record_enter(struct _mp_code_state_t *cs) {
     for (size_t i = 0; i < s_n_args && i < n_pos_args; i++) {
         row[i] = cs->state[n_state - 1 - i];
     }
+    // A parameter an inner scope closes over (a comprehension reading it, say) was put
+    // in a cell by the frame's setup: record the argument, not the cell, which a replay
+    // would otherwise pass in as the argument's value.
+    for (const byte *c = ip + n_info; c < ip + n_info + n_cell; c++) {
+        if (*c < n_pos_args && *c < s_n_args) {
+            row[*c] = mp_obj_cell_get(cs->state[n_state - 1 - *c]);
+        }
+    }
     if (++s_done == s_max) {
         rw_enter_flags &= (uint8_t)~RW_ENTER_RECORD;
     }
