@@ -199,7 +199,14 @@ int budget_on_alloc(size_t n_bytes);
 void prof_deinit(void);
 void rw_record_stop(void);
 void rw_native_deinit(void);
-#define MICROPY_PORT_DEINIT_FUNC prof_deinit(); rw_record_stop(); rw_native_deinit()
+void rw_watch_deinit(void);
+#define MICROPY_PORT_DEINIT_FUNC prof_deinit(); rw_record_stop(); rw_native_deinit(); rw_watch_deinit()
+// An exception escaping a bytecode frame (vm/patches/0011): a swapped function the
+// optimiser watches notes a new exception type (vm/rewrite/mod/rw_watch.c). Costs a load
+// and a not-taken branch, and only when an exception leaves a frame.
+#define MICROPY_VM_HOOK_FRAME_RAISE(fun, exc) \
+    { extern size_t rw_watch_n; extern void rw_watch_raise(mp_obj_t, mp_obj_t); \
+      if (__builtin_expect(rw_watch_n, 0)) { rw_watch_raise(MP_OBJ_FROM_PTR(fun), (exc)); } }
 
 // ---- Native promotion (vm/rewrite/mod/rw_native.c, vm/patches/0008) ----------------------
 // Native code polls at every loop back edge (budgets, Ctrl-C and VM aborts stop it as

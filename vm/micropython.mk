@@ -60,7 +60,7 @@ $(RW_OPS_OBJ): CFLAGS += -std=gnu11 -Wextra -isystem $(TOP) -isystem $(BUILD)
 # (vm/rewrite/mod/rw_aggr.c, called from MICROPY_VM_HOOK_FRAME_ENTER) and `_rw`.
 RW_CORE_SRC := $(USERMOD_DIR)/rewrite/rw_plan.c $(USERMOD_DIR)/rewrite/mod/rw_aggr.c
 RW_MOD_SRC := $(USERMOD_DIR)/rewrite/mod/modrw.c $(USERMOD_DIR)/rewrite/mod/rw_record.c \
-	$(USERMOD_DIR)/rewrite/mod/rw_native.c
+	$(USERMOD_DIR)/rewrite/mod/rw_native.c $(USERMOD_DIR)/rewrite/mod/rw_watch.c
 SRC_USERMOD_C += $(RW_MOD_SRC)
 SRC_USERMOD_LIB_C += $(RW_CORE_SRC)
 RW_OBJ := $(addprefix $(BUILD)/, $(patsubst $(USER_C_MODULES)/%.c,%.o,$(RW_CORE_SRC) $(RW_MOD_SRC)))

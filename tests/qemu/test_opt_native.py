@@ -421,6 +421,45 @@ def test_native_call_site_caches_agree_with_bytecode_as_things_change(g):
     assert n == 47 and bad == 0, (n, bad)
 
 
+WATCHED = """
+def lookup(d, keys):
+    t = 0
+    for k in keys:
+        t += d[k]
+    return t
+def lookup2(d, keys):
+    t = 0
+    for k in keys:
+        t += d[k]
+    return t
+"""
+
+
+@pytest.mark.parametrize(("fn", "kind"), [("lookup", "native"), ("lookup2", "rewrite")])
+def test_a_swap_is_rolled_back_when_a_new_exception_type_escapes(g, fn, kind):
+    # The gates saw the original raise KeyError (the second input), so a KeyError
+    # escaping later is known behaviour; a TypeError is not, and opt.check() rolls the
+    # swap back. Native twins report through their call slot, bytecode rewrites through
+    # the VM's frame-raise hook (vm/patches/0011).
+    g.paste(WATCHED)
+    g.run(f"opt.native_promotion = {kind == 'native'}")
+    try:
+        e = entries(g, f"[opt.consider({fn}, inputs=[({{1: 1, 2: 2}}, [1, 2] * 60), "
+                       "({1: 1}, [1, 2])])]")[0]
+    finally:
+        g.run("opt.native_promotion = True")
+    assert (e["verdict"], e["kind"]) == ("swapped", kind), e
+    assert g.eval(f"repr(_rw.raised({fn}))") == "'None'"
+    g.paste(f"try:\n    {fn}({{}}, [9])\nexcept KeyError:\n    pass\n")
+    assert g.eval(f"_rw.raised({fn}), opt.check()") == "(None, [])"
+    g.paste(f"try:\n    {fn}(5, [1])\nexcept TypeError:\n    pass\n")
+    assert g.eval(f"_rw.raised({fn}).__name__") == "'TypeError'"
+    out = entries(g, "opt.check()")
+    assert len(out) == 1 and out[0]["verdict"] == "rolled back", out
+    assert out[0]["detail"] == "raised TypeError, a type its gates never saw", out
+    assert g.eval(f"_rw.raised({fn}), {fn}({{1: 3}}, [1, 1])") == "(None, 6)"
+
+
 def test_a_function_storing_globals_is_gated_and_its_globals_put_back(g):
     # TOTAL is stored by the function: the gates save it, compare what old and new code
     # leave in it, and put it back, so replays and timed runs leave no trace.

@@ -40,6 +40,8 @@ RECHECK_PASSES = 20
 NATIVE_REFUSE = ("super", "__class__", "nonlocal")
 # A generator function's calls are compared (and timed) over at most this many items.
 GEN_ITEMS = 100_000
+# How many swaps vm/rewrite/mod/rw_watch.c watches for new exception types at once.
+WATCH_MAX = 256
 
 _journal = []
 # swap id -> [fn, old digest, new digest, candidate, activity, misses, gate miss rate,
@@ -86,6 +88,7 @@ def _entry(fn, verdict, gate, old, new, edits, gain, detail="", kind="rewrite"):
 class _Rewrite:
     # Head bytes rewritten in place (vm/rewrite): length-preserving, undone by restoring.
     kind = "rewrite"
+    raises = ()  # the original's exception types on the gates' inputs (_gate_equivalent)
 
     def __init__(self, fn, edits, new):
         self.fn, self.edits, self.new = fn, edits, new
@@ -102,6 +105,7 @@ class _Native:
     # (vm/rewrite/mod/rw_native.c) and leaves fn's bytecode untouched.
     kind = "native"
     edits = ()
+    raises = ()
 
     def __init__(self, fn, twin, new):
         self.fn, self.twin, self.new = fn, twin, new
@@ -380,6 +384,9 @@ def _put_back(fn, snap):
 
 
 def _gate_equivalent(fn, cand, inputs):
+    # Also keeps, in cand.raises, the exception types the original raised: once swapped,
+    # any other type escaping a call rolls the swap back (check(), rw_watch.c).
+    cand.raises = []
     if not inputs:
         return "no replayable inputs recorded or generated"
     for args in inputs:
@@ -402,6 +409,8 @@ def _gate_equivalent(fn, cand, inputs):
             return "args %r: old %s, new %s" % (args, old[0], new[0])
         if old[0] == "exc" and old[1] is not new[1]:
             return "args %r: old raised %s, new %s" % (args, old[1].__name__, new[1].__name__)
+        if old[0] == "exc" and old[1] not in cand.raises:
+            cand.raises.append(old[1])
         if old[0] == "ret" and not _same(old[1], new[1]):
             return "args %r: old returned %r, new %r" % (args, old[1], new[1])
         if old[2] != new[2] or old[3] != new[3]:
@@ -531,6 +540,8 @@ def _consider(fn, profile, inputs):
     live = [fn, old, cand.new, cand, _activity(fn), _rw.misses(fn), gate_rate, inputs, 0]
     cand.apply()
     _live[e["id"]] = live
+    if not _rw.watch(fn, cand.raises):
+        e["detail"] = "not watched for new exception types: %d swaps are" % WATCH_MAX
     return e
 
 
@@ -753,6 +764,7 @@ def rollback(swap_id, reason="console"):
     if swap_id not in _live:
         raise ValueError("opt.rollback: no live swap %r (see opt.swaps())" % (swap_id,))
     fn, old, new, cand = _live.pop(swap_id)[:4]
+    _rw.unwatch(fn)
     cand.undo()
     got = _digest(_rw.code(fn))
     verdict = "rolled back" if got == old else "rollback digest mismatch"
@@ -760,11 +772,16 @@ def rollback(swap_id, reason="console"):
 
 
 def check():
-    """Roll back swaps whose guards keep failing, and (every RECHECK_PASSES calls) swaps
-    that no longer measure faster on their recorded calls. Returns the rollback entries."""
+    """Roll back swaps whose guards keep failing, whose function let an exception type
+    escape that its gates never saw raised, and (every RECHECK_PASSES calls) swaps that
+    no longer measure faster on their recorded calls. Returns the rollback entries."""
     out = []
     for sid in list(_live):
         live = _live[sid]
+        new_exc = _rw.raised(live[0])
+        if new_exc is not None:
+            out.append(rollback(sid, "raised %s, a type its gates never saw" % new_exc.__name__))
+            continue
         live[8] += 1
         if live[8] >= RECHECK_PASSES:
             live[8] = 0

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `_rw`: the rewriter on live functions (issue 7). plan(fn, kinds), apply(fn, edits),
 // code(fn), undo(fn), misses(fn), misses_reset(), aggressive(flag), stats(), and native
-// promotion: promote/demote/twin/sources/machine_code.
+// promotion: promote/demote/twin/sources/machine_code, and watch/unwatch/raised.
 #include <string.h>
 
 #include "py/bc.h"
@@ -14,6 +14,7 @@
 #include "rw_record.h"
 #include "rw_plan.h"
 #include "rw_stats.h"
+#include "rw_watch.h"
 
 // Layouts private to py/objclosure.c and py/objboundmeth.c, restated (1.25.0).
 typedef struct {
@@ -287,6 +288,20 @@ static mp_obj_t rw_machine_code_fn(mp_obj_t twin) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(rw_machine_code_obj, rw_machine_code_fn);
 
+// watch(fn, types): note the first exception type not in `types` escaping a call of fn
+// (rw_watch.c); False when the table is full. unwatch(fn). raised(fn): that type, or None.
+static mp_obj_t rw_watch_fn(mp_obj_t fn, mp_obj_t types) {
+    mp_obj_t allowed = mp_call_function_1(MP_OBJ_FROM_PTR(&mp_type_tuple), types);
+    return mp_obj_new_bool(rw_watch(fn, allowed));
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(rw_watch_obj, rw_watch_fn);
+static mp_obj_t rw_unwatch_fn(mp_obj_t fn) {
+    rw_unwatch(fn);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_unwatch_obj, rw_unwatch_fn);
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_raised_obj, rw_watch_seen);
+
 static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR__rw) },
     { MP_ROM_QSTR(MP_QSTR_KINDS), MP_ROM_PTR(&rw_kinds_tuple) },
@@ -307,6 +322,9 @@ static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_twin), MP_ROM_PTR(&rw_twin_obj) },
     { MP_ROM_QSTR(MP_QSTR_sources), MP_ROM_PTR(&rw_sources_obj) },
     { MP_ROM_QSTR(MP_QSTR_machine_code), MP_ROM_PTR(&rw_machine_code_obj) },
+    { MP_ROM_QSTR(MP_QSTR_watch), MP_ROM_PTR(&rw_watch_obj) },
+    { MP_ROM_QSTR(MP_QSTR_unwatch), MP_ROM_PTR(&rw_unwatch_obj) },
+    { MP_ROM_QSTR(MP_QSTR_raised), MP_ROM_PTR(&rw_raised_obj) },
 };
 static MP_DEFINE_CONST_DICT(rw_globals, rw_globals_table);
 

@@ -19,6 +19,7 @@
 
 #include "rw_cache.h"
 #include "rw_native.h"
+#include "rw_watch.h"
 
 // ---- the back-edge poll ---------------------------------------------------------------
 
@@ -445,7 +446,19 @@ static mp_obj_t promoted_call(mp_obj_t self_in, size_t n_args, size_t n_kw, cons
     mp_obj_t twin = twin_of(self_in);
     mp_cstack_check();
     mp_call_fun_t code = mp_obj_fun_native_get_function_start(MP_OBJ_TO_PTR(twin));
-    return code(twin, n_args, n_kw, args);
+    if (rw_watch_n == 0) {
+        return code(twin, n_args, n_kw, args);
+    }
+    // A watched swap (rw_watch.c): an exception escaping the twin is reported as one
+    // escaping the function, as the VM's frame-raise hook does for bytecode, then goes on.
+    nlr_buf_t nlr;
+    if (nlr_push(&nlr) == 0) {
+        mp_obj_t ret = code(twin, n_args, n_kw, args);
+        nlr_pop();
+        return ret;
+    }
+    rw_watch_raise(self_in, MP_OBJ_FROM_PTR(nlr.ret_val));
+    nlr_jump(nlr.ret_val);
 }
 
 static void promoted_print(const mp_print_t *print, mp_obj_t o_in, mp_print_kind_t kind) {

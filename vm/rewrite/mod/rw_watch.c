@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+// Exceptions escaping swapped functions (issue 7): a swap is rolled back when a new
+// exception type appears. The optimiser watches each function it swaps with the exception
+// types the original raised on the gates' inputs; the first other type that escapes a
+// call of the function is noted here, and opt.check() rolls the swap back. Bytecode
+// frames report through the VM's frame-raise hook (vm/patches/0011, set in the port's
+// mpconfigport.h); promoted functions' native twins through their call slot
+// (rw_native.c). Only raising pays: the hook tests rw_watch_n, then scans the table.
+#include "py/runtime.h"
+
+#include "rw_watch.h"
+
+// (function, allowed types tuple, first new type seen or NULL) per watched function; a
+// root pointer so the tuples and types stay alive. Free slots have a NULL function.
+#define RW_WATCH_MAX (256)
+MP_REGISTER_ROOT_POINTER(mp_obj_t rw_watch_table[768]);
+size_t rw_watch_n;
+
+static mp_obj_t *slot_of(mp_obj_t fn) {
+    mp_obj_t *t = MP_STATE_VM(rw_watch_table);
+    for (size_t i = 0; i < RW_WATCH_MAX; i++) {
+        if (t[3 * i] == fn) {
+            return &t[3 * i];
+        }
+    }
+    return NULL;
+}
+
+bool rw_watch(mp_obj_t fn, mp_obj_t allowed) {
+    mp_obj_t *s = slot_of(fn);
+    if (s == NULL) {
+        s = slot_of(MP_OBJ_NULL);
+        if (s == NULL) {
+            return false;
+        }
+        rw_watch_n++;
+    }
+    s[0] = fn;
+    s[1] = allowed;
+    s[2] = MP_OBJ_NULL;
+    return true;
+}
+
+void rw_unwatch(mp_obj_t fn) {
+    mp_obj_t *s = fn == MP_OBJ_NULL ? NULL : slot_of(fn);
+    if (s != NULL) {
+        s[0] = s[1] = s[2] = MP_OBJ_NULL;
+        rw_watch_n--;
+    }
+}
+
+mp_obj_t rw_watch_seen(mp_obj_t fn) {
+    mp_obj_t *s = fn == MP_OBJ_NULL ? NULL : slot_of(fn);
+    return s != NULL && s[2] != MP_OBJ_NULL ? s[2] : mp_const_none;
+}
+
+void rw_watch_raise(mp_obj_t fn, mp_obj_t exc) {
+    mp_obj_t *s = slot_of(fn);
+    if (s == NULL || s[2] != MP_OBJ_NULL) {
+        return;
+    }
+    const mp_obj_type_t *t = mp_obj_get_type(exc);
+    // KeyboardInterrupt, SystemExit and GeneratorExit say nothing about the code.
+    if (!mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(t), MP_OBJ_FROM_PTR(&mp_type_Exception))) {
+        return;
+    }
+    mp_obj_t type = MP_OBJ_FROM_PTR(t);
+    size_t n;
+    mp_obj_t *allowed;
+    mp_obj_tuple_get(s[1], &n, &allowed);
+    for (size_t i = 0; i < n; i++) {
+        if (allowed[i] == type) {
+            return;
+        }
+    }
+    s[2] = type;
+}
+
+// Soft reset: the table's objects were on the old heap.
+void rw_watch_deinit(void) {
+    mp_obj_t *t = MP_STATE_VM(rw_watch_table);
+    for (size_t i = 0; i < 3 * RW_WATCH_MAX; i++) {
+        t[i] = MP_OBJ_NULL;
+    }
+    rw_watch_n = 0;
+}
