@@ -534,14 +534,15 @@ def _consider(fn, profile, inputs):
     for r, other, _g in passed[1:]:
         _reject(fn, other, old, "faster", round(1 / r, 4),
                 "passed, but the %s candidate measured faster (%.3fx)" % (cand.kind, 1 / ratio))
+    # Watched for exception types the original never raised from here on (check()).
+    watched = _rw.watch(fn, cand.raises)
     # Gate 4: the entry is written before the code changes.
     e = _entry(fn, "swapped", None, old, cand.new, cand.edits, round(1 / ratio, 4),
+               "" if watched else "not watched for new exception types: %d swaps are" % WATCH_MAX,
                kind=cand.kind)
     live = [fn, old, cand.new, cand, _activity(fn), _rw.misses(fn), gate_rate, inputs, 0]
     cand.apply()
     _live[e["id"]] = live
-    if not _rw.watch(fn, cand.raises):
-        e["detail"] = "not watched for new exception types: %d swaps are" % WATCH_MAX
     return e
 
 
