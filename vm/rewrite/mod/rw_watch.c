@@ -5,20 +5,22 @@
 // call of the function is noted here, and opt.check() rolls the swap back. Bytecode
 // frames report through the VM's frame-raise hook (vm/patches/0011, set in the port's
 // mpconfigport.h); promoted functions' native twins through their call slot
-// (rw_native.c). Only raising pays: the hook tests rw_watch_n, then scans the table.
+// (rw_native.c). Only raising pays: the hook tests rw_watch_n, then scans the watched entries.
 #include "py/runtime.h"
 
 #include "rw_watch.h"
 
 // (function, allowed types tuple, first new type seen or NULL) per watched function; a
-// root pointer so the tuples and types stay alive. Free slots have a NULL function.
+// root pointer so the tuples and types stay alive. The first rw_watch_n entries are in
+// use (an unwatched entry is replaced by the last one), so an exception leaving any frame
+// while swaps are watched scans only those.
 #define RW_WATCH_MAX (256)
 MP_REGISTER_ROOT_POINTER(mp_obj_t rw_watch_table[768]);
 size_t rw_watch_n;
 
 static mp_obj_t *slot_of(mp_obj_t fn) {
     mp_obj_t *t = MP_STATE_VM(rw_watch_table);
-    for (size_t i = 0; i < RW_WATCH_MAX; i++) {
+    for (size_t i = 0; i < rw_watch_n; i++) {
         if (t[3 * i] == fn) {
             return &t[3 * i];
         }
@@ -29,11 +31,10 @@ static mp_obj_t *slot_of(mp_obj_t fn) {
 bool rw_watch(mp_obj_t fn, mp_obj_t allowed) {
     mp_obj_t *s = slot_of(fn);
     if (s == NULL) {
-        s = slot_of(MP_OBJ_NULL);
-        if (s == NULL) {
+        if (rw_watch_n == RW_WATCH_MAX) {
             return false;
         }
-        rw_watch_n++;
+        s = &MP_STATE_VM(rw_watch_table)[3 * rw_watch_n++];
     }
     s[0] = fn;
     s[1] = allowed;
@@ -42,15 +43,18 @@ bool rw_watch(mp_obj_t fn, mp_obj_t allowed) {
 }
 
 void rw_unwatch(mp_obj_t fn) {
-    mp_obj_t *s = fn == MP_OBJ_NULL ? NULL : slot_of(fn);
+    mp_obj_t *s = slot_of(fn);
     if (s != NULL) {
-        s[0] = s[1] = s[2] = MP_OBJ_NULL;
-        rw_watch_n--;
+        mp_obj_t *last = &MP_STATE_VM(rw_watch_table)[3 * --rw_watch_n];
+        s[0] = last[0];
+        s[1] = last[1];
+        s[2] = last[2];
+        last[0] = last[1] = last[2] = MP_OBJ_NULL;
     }
 }
 
 mp_obj_t rw_watch_seen(mp_obj_t fn) {
-    mp_obj_t *s = fn == MP_OBJ_NULL ? NULL : slot_of(fn);
+    mp_obj_t *s = slot_of(fn);
     return s != NULL && s[2] != MP_OBJ_NULL ? s[2] : mp_const_none;
 }
 
