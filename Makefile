@@ -44,6 +44,13 @@ $(SETUP_STAMP): tools/setup.sh tools/fetch_micropython.sh tools/requirements.txt
 	@tools/setup.sh
 	@mkdir -p $(BUILD) && touch $@
 
+# Packages only some targets need (tools/setup.sh's groups), installed on first use:
+# a target lists $(call setup_group,NAME) among its prerequisites.
+$(BUILD)/.setup-%: tools/setup.sh | $(SETUP_STAMP)
+	@tools/setup.sh $*
+	@touch $@
+setup_group = $(BUILD)/.setup-$(1)
+
 include kernel/kernel.mk
 include boot/boot.mk
 include loci/field.mk
@@ -70,7 +77,8 @@ $(PORT_LIB): $(SETUP_STAMP) $(VM_PATCH_STAMP) FORCE
 # blob that stage 2 links into .ksymtab, the last section of the image, so no other
 # address moves (symtab.py --check proves it).
 KERNEL_LINK_INPUTS = $(KERNEL_OBJS) --whole-archive $(PORT_LIB) --no-whole-archive $(LIBGCC)
-LIBGCC := $(shell $(CC) -print-libgcc-file-name)
+# Deferred (=): asked of the compiler only when the link runs, after set-up installed it.
+LIBGCC = $(shell $(CC) -print-libgcc-file-name)
 
 $(BUILD)/kernel.stage1.elf: $(KERNEL_OBJS) $(KERNEL_LDSCRIPT) $(PORT_LIB) $(BUILD)/kernel/symtab_empty.o
 	@echo "LD      $@"

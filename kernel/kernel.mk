@@ -15,8 +15,11 @@ KERNEL_S_SRCS := kernel/entry.S kernel/isr.S kernel/probe_access.S
 KERNEL_OBJS := $(patsubst kernel/%.c,$(BUILD)/kernel/%.o,$(KERNEL_C_SRCS)) \
 	$(patsubst kernel/%.S,$(BUILD)/kernel/%.o,$(KERNEL_S_SRCS))
 
-KERNEL_CFLAGS := -std=c11 -Wall -Wextra -Werror -ffreestanding -nostdinc \
-	-isystem $(shell $(CC) -print-file-name=include) \
+# Deferred and asked once: on a fresh machine gcc exists only after set-up has run.
+GCC_INCLUDE = $(eval GCC_INCLUDE := $(shell $(CC) -print-file-name=include))$(GCC_INCLUDE)
+
+KERNEL_CFLAGS = -std=c11 -Wall -Wextra -Werror -ffreestanding -nostdinc \
+	-isystem $(GCC_INCLUDE) \
 	-m64 -march=x86-64 -fno-pic -fno-pie -mcmodel=small -mno-red-zone \
 	-fno-stack-protector -fno-stack-check -fno-asynchronous-unwind-tables \
 	-fno-omit-frame-pointer -O2 -g -MMD -MP

@@ -107,7 +107,8 @@ The download is corrupt or not the pinned release. Delete $work and retry, or pa
 MICROPY_DIR=/path/to/micropython-1.25.0."
     fi
     rm -rf "$dest.tmp" && mkdir -p "$dest.tmp"
-    tar -xf "$work/src/$orig" -C "$dest.tmp" --strip-components=1
+    tar -xf "$work/src/$orig" -C "$dest.tmp" --strip-components=1 >"$work/unpack.log" 2>&1 \
+        || die "'tar -xf $work/src/$orig -C $dest.tmp --strip-components=1' failed; the full log is $work/unpack.log"
     mv "$dest.tmp" "$dest"
 }
 

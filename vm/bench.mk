@@ -31,16 +31,17 @@ BENCH_VM_RUN  = $(PY) tools/bench_vm.py --image $(IMAGE) --on $(BENCH_VM_ON) \
 
 # The unix port as upstream.mk's reference builds it (standard variant, no frozen code),
 # unstripped: callgrind collects the timed run by the name of the exec builtin.
+# FFI off: perf_bench does not use it, and it would need libffi-dev and pkg-config.
 $(BENCH_VM_UNIX): $(SETUP_STAMP)
 	@$(MAKE) --no-print-directory -C $(MICROPY_DIR)/ports/unix VARIANT=standard \
 		BUILD=$(abspath $(BENCH_VM_DIR)/unix) FROZEN_MANIFEST= \
-		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 STRIP=true
+		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0 STRIP=true
 
-bench-vm: build $(BENCH_VM_UNIX)
+bench-vm: build $(BENCH_VM_UNIX) $(call setup_group,callgrind)
 	@$(BENCH_VM_RUN)
 
 bench-vm-noprof-image: $(SETUP_STAMP)
 	@$(MAKE) --no-print-directory build BUILD=$(BENCH_VM_NOPROF) CC="$(CC) -DLOCIOS_PROF=0"
 
-bench-vm-prof: build $(BENCH_VM_UNIX) bench-vm-noprof-image
+bench-vm-prof: build $(BENCH_VM_UNIX) $(call setup_group,callgrind) bench-vm-noprof-image
 	@$(BENCH_VM_RUN) --prof-ref $(BENCH_VM_NOPROF)/lociOS.img

@@ -31,7 +31,7 @@ $(VRF_OUT)/corpus.bin: vm/verifier/host/vrf_host.py | $(SETUP_STAMP)
 verifier-fuzz: $(VRF_OUT)/vrf_fuzz $(VRF_OUT)/corpus.bin
 	$(VRF_OUT)/vrf_fuzz $(VRF_OUT)/corpus.bin $(VRF_FUZZ_N) $(VRF_FUZZ_SEED)
 
-verifier-bench: $(SETUP_STAMP)
+verifier-bench: $(SETUP_STAMP) $(call setup_group,callgrind)
 	$(PY) vm/verifier/host/bench.py
 
 verifier-bench-guest: build

@@ -30,27 +30,26 @@ test-upstream: build
 
 # The unix port as MicroPython's CI builds it, minus what the Debian tree lacks
 # (btree, ssl: their lib/ sources are stripped; frozen mip/ssl: micropython-lib is
-# empty; asyncio is imported from extmod/ by run-tests.py instead).
+# empty; asyncio is imported from extmod/ by run-tests.py instead), and without FFI,
+# which would need libffi-dev and pkg-config for tests LociOS cannot run anyway.
 $(REF_UNIX): $(PORT_LIB)
 	@$(MAKE) --no-print-directory -C $(MICROPY_DIR)/ports/unix VARIANT=standard \
 		BUILD=$(abspath $(REF_DIR)/unix-standard) \
 		MICROPY_MPYCROSS=$(abspath $(UPSTREAM_MPYCROSS)) FROZEN_MANIFEST= \
-		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0
+		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_PY_FFI=0
 
 upstream-ref-unix: $(REF_UNIX)
 	@MICROPY_MICROPYTHON=$(abspath $(REF_UNIX)) $(UPSTREAM_RUN) --instance unix \
 		--target unix --mpy-cross $(UPSTREAM_MPYCROSS) --runner-arg=-j1 \
 		--json $(REF_DIR)/unix-results.json --results-dir $(REF_DIR)/upstream
 
-upstream-arm-setup:
-	@tests/upstream/setup_arm.sh
+upstream-arm-setup: $(call setup_group,arm)
 
 # The official bare-metal port, as its own `make test` runs it, with the frozen
 # unittest dropped (micropython-lib is empty in the Debian tree). py/mkrules.mk refuses
 # any frozen manifest without micropython-lib's README.md, even one that uses nothing
 # from it: point it at an empty stand-in folder that says so.
-$(REF_ARM): $(PORT_LIB)
-	@tests/upstream/setup_arm.sh
+$(REF_ARM): $(PORT_LIB) $(call setup_group,arm)
 	@mkdir -p $(REF_DIR)/no-micropython-lib
 	@echo "Empty stand-in: the Debian tree ships no micropython-lib." \
 		> $(REF_DIR)/no-micropython-lib/README.md
