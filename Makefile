@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # LociOS top-level build. `make run` and `make test` are all a new user needs; both
-# bring in what is missing first (tools/setup.sh), quietly when nothing is.
+# bring in what is missing first (tools/build/setup.sh), quietly when nothing is.
 #
 # Pieces and who builds them:
 #   boot/boot.mk      BOOTX64.EFI, our UEFI loader, sealed with the kernel's SHA-256
@@ -38,16 +38,16 @@ all: build
 
 # Set-up runs on every invocation that needs it; it is cheap and silent when all is present.
 setup:
-	@tools/setup.sh
+	@tools/build/setup.sh
 
-$(SETUP_STAMP): tools/setup.sh tools/fetch_micropython.sh tools/requirements.txt
-	@tools/setup.sh
+$(SETUP_STAMP): tools/build/setup.sh tools/build/fetch_micropython.sh tools/build/requirements.txt
+	@tools/build/setup.sh
 	@mkdir -p $(BUILD) && touch $@
 
-# Packages only some targets need (tools/setup.sh's groups), installed on first use:
+# Packages only some targets need (tools/build/setup.sh's groups), installed on first use:
 # a target lists $(call setup_group,NAME) among its prerequisites.
-$(BUILD)/.setup-%: tools/setup.sh | $(SETUP_STAMP)
-	@tools/setup.sh $*
+$(BUILD)/.setup-%: tools/build/setup.sh | $(SETUP_STAMP)
+	@tools/build/setup.sh $*
 	@touch $@
 setup_group = $(BUILD)/.setup-$(1)
 
@@ -73,7 +73,7 @@ $(PORT_LIB): $(SETUP_STAMP) $(VM_PATCH_STAMP) FORCE
 		KERNEL_INC=$(abspath kernel) $(abspath $(PORT_LIB))
 
 # ---- Final kernel link, in two stages --------------------------------------------------
-# Stage 1 links with an empty symbol table; tools/symtab.py turns its symbols into a
+# Stage 1 links with an empty symbol table; tools/build/symtab.py turns its symbols into a
 # blob that stage 2 links into .ksymtab, the last section of the image, so no other
 # address moves (symtab.py --check proves it).
 KERNEL_LINK_INPUTS = $(KERNEL_OBJS) --whole-archive $(PORT_LIB) --no-whole-archive $(LIBGCC)
@@ -85,9 +85,9 @@ $(BUILD)/kernel.stage1.elf: $(KERNEL_OBJS) $(KERNEL_LDSCRIPT) $(PORT_LIB) $(BUIL
 	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -z noexecstack -T $(KERNEL_LDSCRIPT) \
 		-o $@ $(KERNEL_LINK_INPUTS) $(BUILD)/kernel/symtab_empty.o
 
-$(BUILD)/kernel/symtab.o: $(BUILD)/kernel.stage1.elf tools/symtab.py
+$(BUILD)/kernel/symtab.o: $(BUILD)/kernel.stage1.elf tools/build/symtab.py
 	@echo "SYMTAB  $@"
-	@$(PY) tools/symtab.py build $< $(BUILD)/kernel/symtab.bin
+	@$(PY) tools/build/symtab.py build $< $(BUILD)/kernel/symtab.bin
 	@$(OBJCOPY) -I binary -O elf64-x86-64 -B i386:x86-64 \
 		--rename-section .data=.ksymtab,alloc,load,readonly,data,contents \
 		$(BUILD)/kernel/symtab.bin $@
@@ -96,12 +96,12 @@ $(KERNEL_ELF): $(BUILD)/kernel.stage1.elf $(BUILD)/kernel/symtab.o
 	@echo "LD      $@"
 	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -z noexecstack -T $(KERNEL_LDSCRIPT) \
 		-o $@ $(KERNEL_LINK_INPUTS) $(BUILD)/kernel/symtab.o
-	@$(PY) tools/symtab.py check $(BUILD)/kernel.stage1.elf $@
+	@$(PY) tools/build/symtab.py check $(BUILD)/kernel.stage1.elf $@
 
 # ---- Disk image ------------------------------------------------------------------------
-$(IMAGE): $(LOADER) $(KERNEL_ELF) tools/mkimage.py
+$(IMAGE): $(LOADER) $(KERNEL_ELF) tools/build/mkimage.py
 	@echo "IMAGE   $@"
-	@$(PY) tools/mkimage.py --loader $(LOADER) --kernel $(KERNEL_ELF) -o $@
+	@$(PY) tools/build/mkimage.py --loader $(LOADER) --kernel $(KERNEL_ELF) -o $@
 
 build: $(SETUP_STAMP) $(IMAGE)
 image: build
@@ -124,7 +124,7 @@ test-qemu: build
 	@$(PY) -m pytest -q tests/qemu
 
 bench: build
-	@PYTHONPATH=tools $(PY) tools/bench_boot.py -n 5 --mem $(MEM)
+	@$(PY) tools/bench/bench_boot.py -n 5 --mem $(MEM)
 
 lint: $(SETUP_STAMP)
 	@$(VENV)/bin/ruff check --quiet tools tests qemu vm loci

@@ -4,7 +4,7 @@
 #
 #   $(BOOT_UNSEALED)  the loader with an all-zero seal record (needs no kernel)
 #   $(LOADER)         the same file with the kernel ELF's SHA-256 written in by
-#                     tools/seal.py; the firmware-facing artefact
+#                     tools/build/seal.py; the firmware-facing artefact
 
 BUILD       ?= build
 MICROPY_DIR ?= $(BUILD)/micropython-1.25.0
@@ -69,8 +69,8 @@ $(BOOT_UNSEALED): $(BOOT_SO)
 		-j .rela -j '.rel.*' -j '.rela.*' -j .reloc --target efi-app-x86_64 \
 		--subsystem=10 $< $@
 
-$(LOADER): $(BOOT_UNSEALED) $(KERNEL_ELF) tools/seal.py
+$(LOADER): $(BOOT_UNSEALED) $(KERNEL_ELF) tools/build/seal.py
 	@echo "SEAL    $@"
-	@$(PY) tools/seal.py --loader $(BOOT_UNSEALED) --kernel $(KERNEL_ELF) -o $@
+	@$(PY) tools/build/seal.py --loader $(BOOT_UNSEALED) --kernel $(KERNEL_ELF) -o $@
 
 -include $(BOOT_OBJS:.o=.d)

@@ -21,7 +21,7 @@ static EFI_STATUS open_on_boot_volume(CHAR16 *path, const char *path_str,
     s = g_bs->HandleProtocol(li->DeviceHandle, &fs_guid, (void **)&fs);
     if (s != EFI_SUCCESS)
         return fail(s, "the device this loader was started from has no file system (%s); "
-                    "boot it from the FAT ESP that tools/mkimage.py writes",
+                    "boot it from the FAT ESP that tools/build/mkimage.py writes",
                     efi_status_name(s));
     EFI_FILE_HANDLE root;
     s = fs->OpenVolume(fs, &root);
@@ -39,7 +39,7 @@ static EFI_STATUS open_kernel(EFI_FILE_HANDLE *file)
     EFI_STATUS s = open_on_boot_volume(LOADER_KERNEL_PATH, LOADER_KERNEL_PATH_STR, file);
     if (s == EFI_NOT_FOUND)
         return fail(s, "%s not found on the volume BOOTX64.EFI was started from; "
-                    "nothing to boot. Rebuild the image with tools/mkimage.py, which puts "
+                    "nothing to boot. Rebuild the image with tools/build/mkimage.py, which puts "
                     "the kernel there", LOADER_KERNEL_PATH_STR);
     return s;
 }

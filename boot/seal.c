@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The sealed kernel digest and its check: the loader runs only the kernel whose
-// SHA-256 tools/seal.py wrote into this record.
+// SHA-256 tools/build/seal.py wrote into this record.
 #include "seal.h"
 
 #include "loader.h"
@@ -35,8 +35,8 @@ EFI_STATUS seal_verify(const uint8_t *data, uint64_t size, uint8_t digest[32])
     if (any == 0)
         return fail(EFI_SECURITY_VIOLATION,
                     "refused: this loader was never sealed (its kernel digest is all zero). Seal it "
-                    "with `tools/seal.py --loader BOOTX64.unsealed.efi --kernel kernel.elf "
-                    "-o BOOTX64.EFI` (make does this)");
+                    "with `tools/build/seal.py --loader BOOTX64.unsealed.efi --kernel "
+                    "kernel.elf -o BOOTX64.EFI` (make does this)");
 
     CRYAL_SHA256_CTX ctx;
     sha256_init(&ctx);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Layout of the seal record that tools/seal.py finds and fills in BOOTX64.EFI.
+// Layout of the seal record that tools/build/seal.py finds and fills in BOOTX64.EFI.
 #ifndef LOCIOS_BOOT_SEAL_H
 #define LOCIOS_BOOT_SEAL_H
 

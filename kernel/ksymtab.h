@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Layout of the .ksymtab blob that tools/symtab.py builds: a header, function entries
+// Layout of the .ksymtab blob that tools/build/symtab.py builds: a header, function entries
 // sorted by address, then NUL-terminated names. All little-endian.
 #ifndef LOCIOS_KERNEL_KSYMTAB_H
 #define LOCIOS_KERNEL_KSYMTAB_H

@@ -6,7 +6,7 @@
 .PHONY: field-png bench-field
 
 field-png: build
-	@PYTHONPATH=tools $(PY) tools/fielddemo.py -o $(BUILD)/field
+	@$(PY) tools/field/fielddemo.py -o $(BUILD)/field
 
 bench-field: build
-	@PYTHONPATH=tools $(PY) tools/fieldbench.py
+	@$(PY) tools/bench/fieldbench.py

@@ -13,20 +13,20 @@ OPTS ?=
 .PHONY: bench-loci colony colonies
 
 bench-loci: build
-	@PYTHONPATH=tools $(PY) tools/bench_loci.py
+	@$(PY) tools/bench/bench_loci.py
 
 colony: build
-	@PYTHONPATH=tools $(PY) tools/loci_run.py $(NAME) --seeds $(SEEDS) $(foreach o,$(OPTS),--opt $(o))
+	@$(PY) tools/field/loci_run.py $(NAME) --seeds $(SEEDS) $(foreach o,$(OPTS),--opt $(o))
 
 # make colony-bridge SEEDS=1-100: the same, the colony named in the target
 colony-%: build
-	@PYTHONPATH=tools $(PY) tools/loci_run.py $* --seeds $(SEEDS) $(foreach o,$(OPTS),--opt $(o))
+	@$(PY) tools/field/loci_run.py $* --seeds $(SEEDS) $(foreach o,$(OPTS),--opt $(o))
 
 colonies: build
-	@PYTHONPATH=tools $(PY) tools/loci_run.py foraging --seeds 1-30
-	@PYTHONPATH=tools $(PY) tools/loci_run.py foraging --seeds 1-30 --opt pheromone=False
-	@PYTHONPATH=tools $(PY) tools/loci_run.py bridge --seeds 1-100
-	@PYTHONPATH=tools $(PY) tools/loci_run.py bridge --seeds 1-100 --opt late=True
-	@PYTHONPATH=tools $(PY) tools/loci_run.py tasks --seeds 1-10
-	@PYTHONPATH=tools $(PY) tools/loci_run.py healing --seeds 1-10
-	@PYTHONPATH=tools $(PY) tools/loci_run.py hostile --seeds 1-3
+	@$(PY) tools/field/loci_run.py foraging --seeds 1-30
+	@$(PY) tools/field/loci_run.py foraging --seeds 1-30 --opt pheromone=False
+	@$(PY) tools/field/loci_run.py bridge --seeds 1-100
+	@$(PY) tools/field/loci_run.py bridge --seeds 1-100 --opt late=True
+	@$(PY) tools/field/loci_run.py tasks --seeds 1-10
+	@$(PY) tools/field/loci_run.py healing --seeds 1-10
+	@$(PY) tools/field/loci_run.py hostile --seeds 1-3

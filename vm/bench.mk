@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# The VM performance bar of issue 7 (tools/bench_vm.py), outside `make test`.
+# The VM performance bar of issue 7 (tools/bench/bench_vm.py), outside `make test`.
 # Included by the top-level Makefile:  include vm/bench.mk   (after tests/upstream/upstream.mk)
 #
 #   make bench-vm       perf_bench in LociOS under -icount, optimiser OFF vs ON in one boot,
@@ -23,7 +23,7 @@ BENCH_VM_UNIX := $(BENCH_VM_DIR)/unix/micropython
 # port/mpconfigport.h), built by a nested make in its own build folder. The define rides
 # on CC because the port's Makefile takes no extra CFLAGS; it is harmless elsewhere.
 BENCH_VM_NOPROF := $(BENCH_VM_DIR)/noprof
-BENCH_VM_RUN  = $(PY) tools/bench_vm.py --image $(IMAGE) --on $(BENCH_VM_ON) \
+BENCH_VM_RUN  = $(PY) tools/bench/bench_vm.py --image $(IMAGE) --on $(BENCH_VM_ON) \
 	-n $(BENCH_VM_N) -m $(BENCH_VM_M) -k $(BENCH_VM_K) --unix $(abspath $(BENCH_VM_UNIX)) \
 	--out $(BENCH_VM_DIR) $(BENCH_VM_ARGS)
 

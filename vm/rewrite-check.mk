@@ -2,7 +2,7 @@
 # Issue 7's correctness bar, the long runs (outside `make test`). Included by the top
 # Makefile after tests/upstream/upstream.mk and vm/rewrite.mk:  include vm/rewrite-check.mk
 #
-#   make upstream-aggressive  MicroPython's own suite in the guest (tools/upstream_run.py)
+#   make upstream-aggressive  MicroPython's own suite in the guest (tools/test/upstream_run.py)
 #                             twice: as it is, then with `_rw.aggressive(True)` before every
 #                             test; every test must get the same verdict in both
 #                             -> build/upstream-aggressive/{off,on}.json
@@ -16,7 +16,7 @@ RW_UPSTREAM_CONFIGS ?= bytecode,via-mpy
 RW_UPSTREAM_DIRS    ?= basics,float,micropython,misc,stress,extmod
 RW_UPSTREAM_OUT     := $(BUILD)/upstream-aggressive
 RW_PROPS_EXAMPLES   ?= 1000
-RW_UPSTREAM_RUN      = $(PY) tools/upstream_run.py --image $(IMAGE) \
+RW_UPSTREAM_RUN      = $(PY) tools/test/upstream_run.py --image $(IMAGE) \
 	--mpy-cross $(BUILD)/port/mpy-cross/mpy-cross \
 	--configs $(RW_UPSTREAM_CONFIGS) --dirs $(RW_UPSTREAM_DIRS)
 
@@ -29,7 +29,7 @@ upstream-aggressive: build
 	-@$(RW_UPSTREAM_RUN) --json $(RW_UPSTREAM_OUT)/off.json --results-dir $(RW_UPSTREAM_OUT)/off
 	-@$(RW_UPSTREAM_RUN) --aggressive --json $(RW_UPSTREAM_OUT)/on.json \
 		--results-dir $(RW_UPSTREAM_OUT)/on
-	@$(PY) tools/upstream_run.py --compare $(RW_UPSTREAM_OUT)/off.json $(RW_UPSTREAM_OUT)/on.json
+	@$(PY) tools/test/upstream_run.py --compare $(RW_UPSTREAM_OUT)/off.json $(RW_UPSTREAM_OUT)/on.json
 
 rewrite-props-deep: rewrite-oracle
 	@LOCIOS_RW_ORACLE=$(RW_ORACLE) RW_PROPS_EXAMPLES=$(RW_PROPS_EXAMPLES) \

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // `_fieldbench`: the field's deposit and sense loops driven from C, timed with the TSC,
-// so `make bench-field` (tools/fieldbench.py) can set them beside the same calls made
+// so `make bench-field` (tools/bench/fieldbench.py) can set them beside the same calls made
 // from Python. A module of its own so that the `_field` binding stays benchmark-free.
 #include "py/mphal.h"
 

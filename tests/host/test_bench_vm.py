@@ -1,15 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""tools/bench_vm.py's host side without QEMU: reading bm_params keys, benchrun.py's
+"""tools/bench/bench_vm.py's host side without QEMU: reading bm_params keys, benchrun.py's
 parameter rule, the result check and the statistics."""
-
-import sys
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-
-import bench_vm  # noqa: E402
+from tools.bench import bench_vm
 
 SRC = """
 class Done:

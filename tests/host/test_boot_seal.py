@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""tools/seal.py: finding the one seal record, writing the kernel digest into it, and
+"""tools/build/seal.py: finding the one seal record, writing the kernel digest into it, and
 refusing loaders without exactly one record. Checked on synthetic loaders and, when
 gnu-efi is installed, on the real unsealed BOOTX64.EFI."""
 
@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import seal
+
+from tools.build import seal
 
 ROOT = Path(__file__).resolve().parents[2]
 MAGIC = b"LOCIOS-SEAL-v1\x00\x00"
@@ -26,7 +27,7 @@ def run_cli(tmp_path, loader_bytes, kernel_bytes):
     out = tmp_path / "BOOTX64.EFI"
     loader.write_bytes(loader_bytes)
     kernel.write_bytes(kernel_bytes)
-    p = subprocess.run([sys.executable, str(ROOT / "tools" / "seal.py"), "--loader",
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "build" / "seal.py"), "--loader",
                         str(loader), "--kernel", str(kernel), "-o", str(out)],
                        capture_output=True, text=True)
     return p, out
@@ -70,7 +71,7 @@ def test_record_cut_off_at_end_is_refused():
 
 
 def test_missing_input_file_is_a_clear_error(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "tools" / "seal.py"), "--loader",
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "build" / "seal.py"), "--loader",
                         str(tmp_path / "nope.efi"), "--kernel", str(tmp_path / "k"), "-o",
                         str(tmp_path / "o")], capture_output=True, text=True)
     assert p.returncode == 1 and "nope.efi" in p.stderr

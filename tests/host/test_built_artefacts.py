@@ -10,12 +10,13 @@ from __future__ import annotations
 import hashlib
 import struct
 import subprocess
-import sys
 from pathlib import Path
 
 import capstone
 import pytest
 from elftools.elf.elffile import ELFFile
+
+from tools.build import seal, symtab
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
@@ -23,9 +24,6 @@ KERNEL = BUILD / "kernel.elf"
 LOADER = BUILD / "boot" / "BOOTX64.EFI"
 IMAGE = BUILD / "lociOS.img"
 
-sys.path.insert(0, str(ROOT / "tools"))
-import seal  # noqa: E402
-import symtab  # noqa: E402
 
 PF_X, PF_W = 1, 2
 WINDOW = (0x100000, 0x40000000)   # boot/PROTOCOL.md: where kernel segments may load

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""tools/fieldsnap.py, the host tools' own reader of FORMAT.md, against snapshots made by
+"""tools/field/fieldsnap.py, the host tools' own reader of FORMAT.md, against snapshots made by
 the C core (host cffi build): same values, pending, provenance and digest; and on damaged
 bytes the same verdict as the C parser, as a SnapshotError naming the problem."""
 
@@ -12,8 +12,8 @@ from field_model import reseal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import fieldsnap
-from fieldsnap import SnapshotError, parse
+from tools.field import fieldsnap
+from tools.field.fieldsnap import SnapshotError, parse
 
 FUZZ = settings(max_examples=300, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

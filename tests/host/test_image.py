@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""tools/mkimage.py: the disk image is GPT with a protective MBR, one EFI system
+"""tools/build/mkimage.py: the disk image is GPT with a protective MBR, one EFI system
 partition at 1 MiB, FAT32 with enough clusters for edk2, holding the loader and kernel
 where the firmware and the loader look for them."""
 
@@ -34,7 +34,7 @@ def image(tmp_path_factory):
     loader.write_bytes(b"MZ" + os.urandom(30000))
     kernel.write_bytes(b"\x7fELF" + os.urandom(200000))
     img = d / "lociOS.img"
-    p = subprocess.run([sys.executable, str(ROOT / "tools" / "mkimage.py"), "--loader",
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "build" / "mkimage.py"), "--loader",
                         str(loader), "--kernel", str(kernel), "-o", str(img)],
                        capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
@@ -60,7 +60,7 @@ def test_protective_mbr_and_gpt_esp_at_1mib(image):
 
 
 def test_fat32_with_enough_clusters(image):
-    import mkimage
+    from tools.build import mkimage
 
     info = mtool("minfo", "-i", f"{image[0]}@@1M", "::").decode()
     assert 'disk type="FAT32   "' in info
@@ -75,7 +75,7 @@ def test_files_are_where_firmware_and_loader_look(image):
 
 
 def test_missing_input_is_a_clear_error(tmp_path):
-    p = subprocess.run([sys.executable, str(ROOT / "tools" / "mkimage.py"), "--loader",
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "build" / "mkimage.py"), "--loader",
                         str(tmp_path / "none.efi"), "--kernel", str(tmp_path / "none.elf"),
                         "-o", str(tmp_path / "x.img")], capture_output=True, text=True)
     assert p.returncode == 1 and "none.efi: no such file" in p.stderr
@@ -83,7 +83,7 @@ def test_missing_input_is_a_clear_error(tmp_path):
 
 
 def test_missing_tools_are_named(tmp_path, monkeypatch):
-    import mkimage
+    from tools.build import mkimage
 
     monkeypatch.setattr(mkimage.shutil, "which", lambda tool: None)
     with pytest.raises(mkimage.ImageError, match="apt-get install gdisk mtools"):
@@ -94,7 +94,7 @@ def test_image_without_kernel_for_the_loader_refusal_test(tmp_path):
     loader = tmp_path / "BOOTX64.EFI"
     loader.write_bytes(b"MZ" + bytes(100))
     img = tmp_path / "nokernel.img"
-    p = subprocess.run([sys.executable, str(ROOT / "tools" / "mkimage.py"), "--loader",
+    p = subprocess.run([sys.executable, str(ROOT / "tools" / "build" / "mkimage.py"), "--loader",
                         str(loader), "-o", str(img)], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     listing = mtool("mdir", "-/", "-b", "-i", f"{img}@@1M", "::").decode()

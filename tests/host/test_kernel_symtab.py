@@ -1,17 +1,15 @@
 # SPDX-License-Identifier: MIT
-"""tools/symtab.py: the table built from a small host-compiled ELF resolves addresses
+"""tools/build/symtab.py: the table built from a small host-compiled ELF resolves addresses
 to function+offset, and `check` refuses a stage 2 whose layout moved."""
-import importlib.util
 import pathlib
 import subprocess
 
 import pytest
 from elftools.elf.elffile import ELFFile
 
+from tools.build import symtab
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-spec = importlib.util.spec_from_file_location("symtab", ROOT / "tools" / "symtab.py")
-symtab = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(symtab)
 
 SOURCE = """
 static int helper(int x) { return x * 3 + 1; }

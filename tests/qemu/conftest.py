@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from guestconsole import IMAGE, Guest
+from tools.guest.guestconsole import IMAGE, Guest
 
 
 @pytest.fixture(scope="module")

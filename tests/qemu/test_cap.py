@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from guestconsole import Guest
+from tools.guest.guestconsole import Guest
 
 SETUP = """
 import _cap, time

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from guestconsole import IMAGE, Guest
+from tools.guest.guestconsole import IMAGE, Guest
 
 # kernel/config.h: the isa-debug-exit value after a fatal exception, and QEMU's status.
 PANIC_EXIT_STATUS = (0x31 << 1) | 1

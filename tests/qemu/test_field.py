@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from guestconsole import Guest
+from tools.guest.guestconsole import Guest
 
 SETUP = """
 from field import Field, Snapshot, grid, keyed, diff, FieldError

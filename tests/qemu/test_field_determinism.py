@@ -11,7 +11,7 @@ from pathlib import Path
 
 from field_script import LAYOUT, SOURCE
 
-from guestconsole import IMAGE, Guest
+from tools.guest.guestconsole import IMAGE, Guest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
 import field_cffi  # noqa: E402

@@ -8,9 +8,8 @@ from __future__ import annotations
 import pytest
 from PIL import Image
 
-import fieldpics
-import fieldsnap
-from fieldconsole import Console, Link
+from tools.field import fieldpics, fieldsnap
+from tools.guest.console import Console, Link
 
 SETUP = """
 from field import Field, grid, keyed

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 import socket
 
-from guestconsole import IMAGE, Guest
+from tools.guest.guestconsole import IMAGE, Guest
 
 # kernel/config.h KEXIT_FAULT as QEMU's exit status (isa-debug-exit: (v << 1) | 1).
 PANIC_EXIT_STATUS = (0x31 << 1) | 1

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from guestconsole import ROOT, Guest
+from tools.guest.guestconsole import ROOT, Guest
 
 BUILD = ROOT / "build"
 KERNEL = BUILD / "kernel.elf"
@@ -31,10 +31,10 @@ def make_image(tmp: Path, kernel: Path | None, seal_with: Path | None) -> Path:
     loader = SEALED
     if seal_with is not None:
         loader = tmp / "BOOTX64.EFI"
-        tool("tools/seal.py", "--loader", str(UNSEALED), "--kernel", str(seal_with),
+        tool("tools/build/seal.py", "--loader", str(UNSEALED), "--kernel", str(seal_with),
              "-o", str(loader))
     image = tmp / "test.img"
-    args = ["tools/mkimage.py", "--loader", str(loader), "-o", str(image)]
+    args = ["tools/build/mkimage.py", "--loader", str(loader), "-o", str(image)]
     if kernel is not None:
         args += ["--kernel", str(kernel)]
     tool(*args)

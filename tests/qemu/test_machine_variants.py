@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-from guestconsole import IMAGE, ROOT, Guest
+from tools.guest.guestconsole import IMAGE, ROOT, Guest
 
 
 def test_no_gop_1g_digest_and_poweroff(tmp_path):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from guestconsole import Guest
+from tools.guest.guestconsole import Guest
 
 SETUP = """
 import mesh, field, _cap

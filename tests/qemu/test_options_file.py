@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from guestconsole import ROOT, Guest, clean
+from tools.guest.guestconsole import ROOT, Guest, clean
 
 BUILD = ROOT / "build"
 
@@ -19,7 +19,7 @@ def image_with_options(tmp: Path, text: bytes) -> Path:
     opts = tmp / "OPTIONS.TXT"
     opts.write_bytes(text)
     image = tmp / "options.img"
-    subprocess.run([sys.executable, "tools/mkimage.py", "--loader",
+    subprocess.run([sys.executable, "tools/build/mkimage.py", "--loader",
                     str(BUILD / "boot" / "BOOTX64.EFI"), "--kernel", str(BUILD / "kernel.elf"),
                     "--options", str(opts), "-o", str(image)],
                    cwd=ROOT, check=True, capture_output=True)

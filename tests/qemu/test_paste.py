@@ -13,12 +13,10 @@ import string
 import sys
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
-from guestconsole import IMAGE, Guest  # noqa: E402
+from tools.guest.guestconsole import IMAGE, Guest
 
 # No quote or backslash, so every line is a plain string literal.
 ALPHABET = string.ascii_letters + string.digits + " !#$%&()*+,-./:;<=>?@[]^_`{|}~"

@@ -12,9 +12,9 @@ from __future__ import annotations
 import ast
 import time
 
-from rwguest import DECODE_FIND
+from tools.guest.rwguest import DECODE_FIND
 
-# Guest-side harness: decode()/find() from tools/rwguest.py, then twins and helpers.
+# Guest-side harness: decode()/find() from tools/guest/rwguest.py, then twins and helpers.
 HARNESS = r"""
 import _rwops, io, sys, _budget
 """ + DECODE_FIND + r"""

@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from guestconsole import ROOT
+from tools.guest.guestconsole import ROOT
 
 TESTS = ROOT / "build" / "micropython-1.25.0" / "tests"
 # Every Nth test of each directory (sorted): a few dozen, well under a minute.

@@ -2,7 +2,7 @@
 """A quick slice of MicroPython's own test suite on LociOS: every 4th test of each
 directory as bytecode, every 8th through .mpy files and as native code. `make
 test-upstream` runs all of it; this catches a regression in minutes. Failures must be
-listed in tests/upstream/expected-failures.txt (tools/upstream_run.py checks)."""
+listed in tests/upstream/expected-failures.txt (tools/test/upstream_run.py checks)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from guestconsole import IMAGE, ROOT
+from tools.guest.guestconsole import IMAGE, ROOT
 
 MPY_CROSS = ROOT / "build" / "port" / "mpy-cross" / "mpy-cross"
 
@@ -21,7 +21,7 @@ MPY_CROSS = ROOT / "build" / "port" / "mpy-cross" / "mpy-cross"
 def test_upstream_slice(tmp_path, configs, sample):
     out_json = tmp_path / "results.json"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "upstream_run.py"), "--image", str(IMAGE),
+        [sys.executable, str(ROOT / "tools" / "test" / "upstream_run.py"), "--image", str(IMAGE),
          "--mpy-cross", str(MPY_CROSS), "--configs", configs, "--sample", str(sample),
          "--json", str(out_json), "--results-dir", str(tmp_path / "results")],
         capture_output=True, text=True, timeout=1200)

@@ -12,7 +12,7 @@
 #   make soak               SOAK_MINUTES (default 10) of allocation, GC, float math and
 #                           timer interrupts, checked for leaks and clock drift
 # UPSTREAM_CONFIGS=bytecode picks configurations; UPSTREAM_DIRS=basics,float picks
-# directories (defaults: all of tools/upstream_run.py's).
+# directories (defaults: all of tools/test/upstream_run.py's).
 
 UPSTREAM_CONFIGS ?= bytecode,via-mpy,native
 UPSTREAM_DIRS    ?= basics,float,micropython,misc,stress,import,extmod
@@ -21,7 +21,7 @@ UPSTREAM_MPYCROSS := $(BUILD)/port/mpy-cross/mpy-cross
 REF_DIR          := $(BUILD)/ref
 REF_UNIX         := $(REF_DIR)/unix-standard/micropython
 REF_ARM          := $(REF_DIR)/qemu-arm/firmware.elf
-UPSTREAM_RUN     := $(PY) tools/upstream_run.py --configs $(UPSTREAM_CONFIGS) --dirs $(UPSTREAM_DIRS)
+UPSTREAM_RUN     := $(PY) tools/test/upstream_run.py --configs $(UPSTREAM_CONFIGS) --dirs $(UPSTREAM_DIRS)
 
 .PHONY: test-upstream upstream-ref-unix upstream-ref-arm upstream-arm-setup soak
 
@@ -65,4 +65,4 @@ upstream-ref-arm: $(REF_ARM)
 		--json $(REF_DIR)/arm-qemu-results.json --results-dir $(REF_DIR)/upstream
 
 soak: build
-	@$(PY) tools/soak.py --image $(IMAGE) --minutes $(SOAK_MINUTES)
+	@$(PY) tools/test/soak.py --image $(IMAGE) --minutes $(SOAK_MINUTES)

@@ -14,9 +14,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tools"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3]))  # the root: `tools` importable
 
-from loopbench import N, measure  # noqa: E402
+from tools.bench.loopbench import N, measure  # noqa: E402
 
 CASES = ("w", "f", "c", "y")
 

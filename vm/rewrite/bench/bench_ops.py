@@ -11,14 +11,14 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "tools"))
-import guestconsole  # noqa: E402
-from rwguest import DECODE_FIND  # noqa: E402
+sys.path.insert(0, str(ROOT))  # `tools` importable
+from tools.guest import guestconsole  # noqa: E402
+from tools.guest.rwguest import DECODE_FIND  # noqa: E402
 
 # Boot under -icount on a loaded 2-core host can exceed the console default.
 guestconsole.BOOT_TIMEOUT = 400
 
-# decode/find from tools/rwguest.py (shared with tests/qemu/test_rewrite_ops.py); apply()
+# decode/find from tools/guest/rwguest.py (shared with tests/qemu/test_rewrite_ops.py); apply()
 # patches the first match of each (pattern, new byte) and returns the offsets.
 GUEST = r"""
 import _rwops, time

@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-sys.path.insert(0, str(ROOT / "tools"))
-from guestconsole import IMAGE, Guest  # noqa: E402
+sys.path.insert(0, str(ROOT))  # `tools` importable
+from tools.guest.guestconsole import IMAGE, Guest  # noqa: E402
 
 OUT = ROOT / "build" / "host" / "verifier" / "bench_guest.json"
 FROZEN = "asyncio, asyncio.core, asyncio.funcs, asyncio.event, asyncio.lock, asyncio.stream"

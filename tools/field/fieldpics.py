@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""Pictures of trace-field snapshots (FORMAT.md files, read with tools/fieldsnap.py): one
+"""Pictures of trace-field snapshots (FORMAT.md files, read with fieldsnap.py): one
 PNG heat map per flavour, and an animated GIF per flavour over a sequence of snapshots.
 
   fieldpics.py render SNAP... -o DIR        DIR/<snap stem>-<flavour>.png
@@ -22,7 +22,9 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw
 
-import fieldsnap
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
+
+from tools.field import fieldsnap
 
 LEVELS = 250                 # palette entries 0..249: the colour scale
 BG, FG, DIM = 250, 251, 252  # background, text, frame

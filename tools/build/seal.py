@@ -3,7 +3,7 @@
 """Seal a LociOS loader to one kernel: write the kernel ELF's SHA-256 into the seal
 record of BOOTX64.EFI, so the loader runs that exact kernel and nothing else.
 
-    tools/seal.py --loader BOOTX64.unsealed.efi --kernel kernel.elf -o BOOTX64.EFI
+    tools/build/seal.py --loader BOOTX64.unsealed.efi --kernel kernel.elf -o BOOTX64.EFI
 
 The record (boot/seal.h) is the 16-byte magic "LOCIOS-SEAL-v1\\0\\0" followed by the
 32-byte digest. It must occur exactly once in the loader. Sealing an already sealed

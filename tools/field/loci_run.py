@@ -20,7 +20,9 @@ import sys
 import time
 from pathlib import Path
 
-from guestconsole import IMAGE, Guest
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
+
+from tools.guest.guestconsole import IMAGE, Guest
 
 OUT = Path("build/colonies")
 

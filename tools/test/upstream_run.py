@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BUILD = ROOT / "build"
 MPY_TREE = Path(os.environ.get("MICROPY_DIR", BUILD / "micropython-1.25.0")).resolve()
 EXPECTED = ROOT / "tests" / "upstream" / "expected-failures.txt"
@@ -172,7 +172,7 @@ def _ulimit_nofile(n: int) -> None:
 
 
 def lociOS_instance(image: Path, mem: str, log: Path, rw_stats: Path | None = None) -> str:
-    bridge = ROOT / "tools" / "upstream_target.py"
+    bridge = ROOT / "tools" / "guest" / "upstream_target.py"
     aggressive = f"--rw-aggressive --rw-stats {shlex.quote(str(rw_stats))} " if rw_stats else ""
     return (f"exec:{shlex.quote(sys.executable)} {shlex.quote(str(bridge))} {aggressive}"
             f"--image {shlex.quote(str(image))} --mem {mem} 2>>{shlex.quote(str(log))}")

@@ -13,7 +13,9 @@ import statistics
 import sys
 from pathlib import Path
 
-from guestconsole import IMAGE, ROOT, Guest
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
+
+from tools.guest.guestconsole import IMAGE, ROOT, Guest
 
 
 def one_boot(image: Path, mem: str) -> dict:

@@ -4,13 +4,13 @@
 # a .venv with the pinned Python packages, and the MicroPython 1.25.0 source.
 # Idempotent, and silent when everything is already there.
 #
-#   tools/setup.sh            what `make build`, `make run` and `make test` need
-#   tools/setup.sh GROUP...   that, plus the packages of the named groups (below), which
-#                             the targets that need them ask for on first use
+#   tools/build/setup.sh            what `make build`, `make run` and `make test` need
+#   tools/build/setup.sh GROUP...   that, plus the packages of the named groups (below),
+#                                   which the targets that need them ask for on first use
 #
 # Every failure names the step, the command and the log it wrote (under build/setup/).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 
 say() { printf 'setup: %s\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
@@ -100,27 +100,27 @@ no password-less sudo). Install them, then run make again:
     fi
 fi
 
-# The venv is rebuilt when tools/requirements.txt changes.
-if ! cmp -s tools/requirements.txt .venv/.requirements 2>/dev/null; then
+# The venv is rebuilt when tools/build/requirements.txt changes.
+if ! cmp -s tools/build/requirements.txt .venv/.requirements 2>/dev/null; then
     log=$LOG_DIR/pip.log
     say "creating .venv with the pinned Python packages (log: $log)"
     if [ ! -x .venv/bin/python ]; then
         python3 -m venv .venv >"$log" 2>&1 || die "'python3 -m venv .venv' failed; the full log is $log"
     fi
-    cmd=(.venv/bin/pip install --disable-pip-version-check -r tools/requirements.txt)
+    cmd=(.venv/bin/pip install --disable-pip-version-check -r tools/build/requirements.txt)
     if ! "${cmd[@]}" >>"$log" 2>&1; then
         tail -n 5 "$log" | sed 's/^/    /' >&2
         die "'${cmd[*]}' failed; the full log is $log"
     fi
-    cp tools/requirements.txt .venv/.requirements
+    cp tools/build/requirements.txt .venv/.requirements
 fi
 
 if [ -n "${MICROPY_DIR:-}" ] && [ "$MICROPY_DIR" != "build/micropython-1.25.0" ]; then
     stamp=build/.micropython-checked
     if [ "$(cat "$stamp" 2>/dev/null)" != "$MICROPY_DIR" ]; then
-        tools/fetch_micropython.sh --check "$MICROPY_DIR"
+        tools/build/fetch_micropython.sh --check "$MICROPY_DIR"
         printf '%s' "$MICROPY_DIR" >"$stamp"
     fi
 else
-    tools/fetch_micropython.sh build/micropython-1.25.0
+    tools/build/fetch_micropython.sh build/micropython-1.25.0
 fi

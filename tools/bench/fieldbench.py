@@ -12,8 +12,12 @@ import ast
 import json
 import sys
 import time
+from pathlib import Path
 
-import fieldconsole
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
+
+from tools.guest import console
+from tools.guest.qemuproc import ROOT
 
 SIDE, NFL = 256, 4
 
@@ -147,7 +151,7 @@ N_C = 200000      # deposit / sense calls from C (_fieldbench)
 COPY = 1 << 22    # bytes for the guest memcpy rate
 
 
-def measure(con: fieldconsole.Console) -> dict:
+def measure(con: console.Console) -> dict:
     def ask(expr: str, timeout: float = 600) -> object:
         return ast.literal_eval(con.exec(f"print(repr({expr}))", timeout).decode().strip())
 
@@ -227,16 +231,16 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     try:
-        with fieldconsole.Qemu(icount=not args.no_icount) as vm:
+        with console.Qemu(icount=not args.no_icount) as vm:
             vm.boot(timeout=600)
             vm.console.raw_enter()
             r = measure(vm.console)
-    except fieldconsole.ConsoleError as e:
+    except console.ConsoleError as e:
         print(f"fieldbench: {e}", file=sys.stderr)
         return 1
     r["icount"] = not args.no_icount
     r["host_copy_bytes_per_s"] = host_copy_bandwidth()
-    out = fieldconsole.ROOT / "build" / "bench" / "field.json"
+    out = ROOT / "build" / "bench" / "field.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(r, indent=2) + "\n")
     print(table(r, r["host_copy_bytes_per_s"]))

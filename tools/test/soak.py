@@ -17,8 +17,9 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from guestconsole import IMAGE, ROOT, Guest  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
+
+from tools.guest.guestconsole import IMAGE, ROOT, Guest
 
 # One round in the guest. Every value it prints is checked on the host side.
 GUEST_CODE = """

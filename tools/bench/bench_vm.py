@@ -24,9 +24,11 @@ import threading
 import time
 from pathlib import Path
 
-import guestconsole
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools.guest import guestconsole
+
+ROOT = guestconsole.ROOT
 MICROPY_DIR = Path(os.environ.get("MICROPY_DIR", ROOT / "build" / "micropython-1.25.0"))
 BENCH_DIR = MICROPY_DIR / "tests" / "perf_bench"
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import pexpect
 import pexpect.fdpexpect
 
-from qemuproc import IMAGE, ROOT, QemuProcess
+from tools.guest.qemuproc import IMAGE, ROOT, QemuProcess
 
 __all__ = ["IMAGE", "ROOT", "Guest", "clean"]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Serial bridge that makes a LociOS guest look like a board to MicroPython's own
-test runner (`run-tests.py -t exec:"python tools/upstream_target.py"`).
+test runner (`run-tests.py -t exec:"python tools/guest/upstream_target.py"`).
 
 It boots the image through qemu/launch.py's `test` profile with the serial line on a
 Unix socket (never -serial mon:stdio: QEMU would take Ctrl-A, the raw REPL's key),
@@ -28,7 +28,9 @@ import sys
 import time
 from pathlib import Path
 
-from qemuproc import IMAGE, QemuError, QemuProcess
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
+
+from tools.guest.qemuproc import IMAGE, QemuError, QemuProcess
 
 BANNER = b"LociOS "
 PROMPT = b">>> "

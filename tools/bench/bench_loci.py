@@ -14,7 +14,9 @@ import json
 import sys
 from pathlib import Path
 
-from guestconsole import IMAGE, Guest
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
+
+from tools.guest.guestconsole import IMAGE, Guest
 
 GUEST = r"""
 import gc, kernel, mesh, _budget

@@ -3,16 +3,16 @@
 """Host console for a LociOS machine: passes the serial REPL through to this terminal, and
 pulls trace-field snapshots over the same line through MicroPython's raw REPL.
 
-  fieldconsole.py term  PORT        the REPL on this terminal (raw mode; Ctrl-] quits)
-  fieldconsole.py qemu              boot build/lociOS.img in QEMU and attach the terminal
-  fieldconsole.py snap  PORT EXPR -o FILE   write the snapshot of field EXPR (e.g. lo.F)
+  console.py term  PORT        the REPL on this terminal (raw mode; Ctrl-] quits)
+  console.py qemu              boot build/lociOS.img in QEMU and attach the terminal
+  console.py snap  PORT EXPR -o FILE   write the snapshot of field EXPR (e.g. lo.F)
 
 PORT is a serial device or pty (/dev/ttyUSB0, /dev/pts/3: pyserial, --baud), a Unix
 socket (unix:PATH, as `qemu/launch.py test --serial-socket PATH` makes), TCP (tcp:HOST:PORT,
 QEMU `-serial tcp::4444,server`) or any pyserial URL (rfc2217://...).
 
 As a library: `Console(open_link(port))`, then `.snapshot("lo.F")` -> bytes, checked by
-the independent parser tools/fieldsnap.py; `boot_qemu()` starts a guest for tools.
+the independent parser tools/field/fieldsnap.py; `boot_qemu()` starts a guest for tools.
 """
 
 from __future__ import annotations
@@ -27,10 +27,11 @@ import sys
 import time
 from pathlib import Path
 
-import fieldsnap
-from qemuproc import IMAGE, QemuProcess
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
 
-ROOT = Path(__file__).resolve().parents[1]
+from tools.field import fieldsnap
+from tools.guest.qemuproc import IMAGE, QemuProcess
+
 ESCAPE = 0x1D          # Ctrl-]: leaves the pass-through (as telnet does)
 PROMPT = b">>> "
 RAW_BANNER = b"raw REPL; CTRL-B to exit\r\n>"
@@ -328,14 +329,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "qemu":
             with Qemu(mem=args.mem, icount=args.icount) as vm:
-                print("fieldconsole: booting (OVMF takes a few seconds); Ctrl-] quits\r",
+                print("console: booting (OVMF takes a few seconds); Ctrl-] quits\r",
                       file=sys.stderr)
                 vm.console.interact()
             return 0
         link = open_link(args.port, args.baud)
         con = Console(link)
         if args.cmd == "term":
-            print(f"fieldconsole: connected to {args.port}; Ctrl-] quits\r", file=sys.stderr)
+            print(f"console: connected to {args.port}; Ctrl-] quits\r", file=sys.stderr)
             con.interact()
             return 0
         t0 = time.monotonic()
@@ -347,7 +348,7 @@ def main(argv: list[str] | None = None) -> int:
               f"{', '.join(snap.flavours)}")
         return 0
     except (ConsoleError, fieldsnap.SnapshotError) as e:
-        print(f"fieldconsole: {e}", file=sys.stderr)
+        print(f"console: {e}", file=sys.stderr)
         return 1
 
 

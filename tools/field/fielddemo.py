@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 """`make field-png`: boots LociOS in QEMU, runs a seeded ants-like demo on the trace field
 in the guest, pulls a binary snapshot every few ticks over the serial line (raw REPL,
-tools/fieldconsole.py) and writes PNG heat maps and animated GIFs (tools/fieldpics.py)."""
+tools/guest/console.py) and writes PNG heat maps and animated GIFs (fieldpics.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-import fieldconsole
-import fieldpics
-import fieldsnap
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
+
+from tools.field import fieldpics, fieldsnap
+from tools.guest import console
+from tools.guest.qemuproc import ROOT
 
 # Runs in the guest. Two food sources and a nest give off diffusing scents; ants look
 # for food up the 'food' gradient, then carry it home up the 'home' gradient, laying
@@ -60,7 +62,7 @@ def run(n):
 """
 
 
-def run_demo(con: fieldconsole.Console, frames: int, every: int, w: int = 80, h: int = 60,
+def run_demo(con: console.Console, frames: int, every: int, w: int = 80, h: int = 60,
              ants: int = 40, seed: int = 1) -> list[bytes]:
     """Runs the demo in a booted guest (friendly prompt); returns the snapshots."""
     con.raw_enter()
@@ -77,17 +79,17 @@ def run_demo(con: fieldconsole.Console, frames: int, every: int, w: int = 80, h:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("-o", "--out", type=Path, default=fieldconsole.ROOT / "build" / "field")
+    ap.add_argument("-o", "--out", type=Path, default=ROOT / "build" / "field")
     ap.add_argument("--frames", type=int, default=16)
     ap.add_argument("--every", type=int, default=25, help="ticks between snapshots")
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     try:
-        with fieldconsole.Qemu() as vm:
+        with console.Qemu() as vm:
             vm.boot()
             raw = run_demo(vm.console, args.frames, args.every, seed=args.seed)
-    except (fieldconsole.ConsoleError, fieldsnap.SnapshotError) as e:
+    except (console.ConsoleError, fieldsnap.SnapshotError) as e:
         print(f"fielddemo: {e}", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import guestconsole
+from tools.guest import guestconsole
 
 LOOPS = """
 import time

@@ -4,7 +4,7 @@
 from 1 MiB, FAT32, holding \\EFI\\BOOT\\BOOTX64.EFI and \\LOCIOS\\KERNEL.ELF. The same
 file boots in QEMU and, written with dd, from a USB stick.
 
-    tools/mkimage.py --loader build/boot/BOOTX64.EFI --kernel build/kernel.elf -o IMG
+    tools/build/mkimage.py --loader build/boot/BOOTX64.EFI --kernel build/kernel.elf -o IMG
 
 Needs sgdisk (gdisk) and mtools; no root, no loop devices.
 """

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """One QEMU guest as a child process, its serial line on a Unix socket: the piece that
-tools/guestconsole.py (tests, benchmarks), tools/fieldconsole.py and the upstream test
+guestconsole.py (tests, benchmarks), console.py's `qemu` command and the upstream test
 target share. Starts qemu/launch.py's `test` profile in its own process group (so the
 whole group can be ended), waits for the socket and connects."""
 
@@ -16,7 +16,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LAUNCH = ROOT / "qemu" / "launch.py"
 # LOCIOS_IMAGE lets an engineer run the guest tests against an image built elsewhere
 # (make build BUILD=build/mine) while the default build/ is busy.
