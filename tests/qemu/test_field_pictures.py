@@ -9,7 +9,6 @@ import pytest
 from PIL import Image
 
 from tools.field import fieldpics, fieldsnap
-from tools.guest.console import Console, Link
 
 SETUP = """
 from field import Field, grid, keyed
@@ -29,16 +28,15 @@ def lum(rgb):
 
 @pytest.fixture(scope="module")
 def con(guest):
-    c = Console(Link(guest.qemu.sock, "socket"))
-    c.raw_enter()
-    c.exec(SETUP)
-    yield c
-    c.raw_exit()
+    guest.raw_enter()
+    guest.exec(SETUP)
+    yield guest
+    guest.raw_exit()
 
 
 @pytest.fixture(scope="module")
 def snap(con):
-    data = con.pull("P")
+    data = fieldsnap.pull(con, "P")
     digest = con.exec("print(P.digest().hex())").decode().strip()
     s = fieldsnap.parse(data)
     assert s.digest.hex() == digest and s.tick == 1
@@ -50,7 +48,7 @@ def test_pulled_snapshot_holds_the_guest_field(con, snap):
     assert {(i % 20, i // 20): v for i, v in enumerate(heat.values) if v} == HOT
     assert set(heat.last.values()) == {5}
     assert snap.flavours["jobs"].entries == {b"build": 3.0, b"lint": 1.0}
-    assert con.pull("P", mode="base64") == con.pull("P")
+    assert fieldsnap.pull(con, "P", mode="base64") == fieldsnap.pull(con, "P")
 
 
 def test_heat_map_pixels_follow_the_field(snap, tmp_path):
@@ -87,7 +85,7 @@ def test_keyed_bars_follow_the_values(snap, tmp_path):
 def test_animation_frames_share_one_scale(con, tmp_path):
     snaps = []
     for _ in range(3):
-        snaps.append(fieldsnap.parse(con.pull("P")))
+        snaps.append(fieldsnap.parse(fieldsnap.pull(con, "P")))
         con.exec("P.tick()")
     path = fieldpics.write_animation(snaps, "heat", tmp_path / "heat.gif")
     gif = Image.open(path)

@@ -46,8 +46,8 @@ def console_until(image: Path, pattern: str, tmp: Path) -> str:
     must not reach the MicroPython prompt."""
     g = Guest(image, log=tmp / "serial.log")
     try:
-        idx = g.child.expect([pattern.encode(), b">>> "], timeout=90)
-        text = (g.child.before + g.child.after).decode(errors="replace")
+        idx = g.expect_any([pattern.encode(), b">>> "], timeout=90)
+        text = (g.before + g.after).decode(errors="replace")
     finally:
         g.close()
     assert idx == 0, f"the guest booted instead of refusing:\n{text}"

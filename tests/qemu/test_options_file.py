@@ -49,7 +49,7 @@ def test_unmeetable_heap_floor_says_what_is_missing_and_powers_off(tmp_path):
     g = Guest(image)
     try:
         g.expect(r"fix: .*\r\n.*OPTIONS\.TXT", timeout=90)
-        text = clean(g.child.before + g.child.after)
+        text = clean(g.before + g.after)
         status = g.wait_exit(timeout=60)
     finally:
         g.close()
@@ -63,8 +63,8 @@ def test_options_file_that_is_not_text_is_refused(tmp_path):
     image = image_with_options(tmp_path, b"heap_percent=50\x01")
     g = Guest(image)
     try:
-        idx = g.child.expect([rb"OPTIONS\.TXT refused: [^\r\n]+\r?\n", rb">>> "], timeout=90)
-        text = clean(g.child.before + g.child.after)
+        idx = g.expect_any([rb"OPTIONS\.TXT refused: [^\r\n]+\r?\n", rb">>> "], timeout=90)
+        text = clean(g.before + g.after)
     finally:
         g.close()
     assert idx == 0, text

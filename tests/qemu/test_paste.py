@@ -6,7 +6,6 @@ checks a hash of what arrived. Run as a script to find the largest paste that su
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import string
@@ -57,15 +56,7 @@ def blast(guest: Guest, data: bytes) -> threading.Thread:
     """Writes `data` to the serial socket from a thread, as fast as it is taken, while
     the caller keeps reading the guest's output (its echo would otherwise fill the
     socket, stall the guest's transmitter and deadlock both sides)."""
-    fd = guest.child.child_fd
-
-    def write_all() -> None:
-        view = memoryview(data)
-        while view:
-            n = os.write(fd, view)
-            view = view[n:]
-
-    t = threading.Thread(target=write_all, daemon=True)
+    t = threading.Thread(target=guest.send, args=(data,), daemon=True)
     t.start()
     return t
 
@@ -80,7 +71,7 @@ def paste_mode(guest: Guest, source: str, timeout: float, typeahead: bool = Fals
         guest.send(b"\x05")
         guest.expect(r"paste mode; Ctrl-C to cancel, Ctrl-D to finish\r\n=== ")
     t = blast(guest, data)
-    out = guest.expect(r"SUM [^\r]*\r\n", timeout=timeout) + guest.child.after
+    out = guest.expect(r"SUM [^\r]*\r\n", timeout=timeout) + guest.after
     guest.expect(re.escape(">>> "), timeout=30)
     t.join(timeout=5)
     return out.decode(errors="replace")

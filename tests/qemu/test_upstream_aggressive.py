@@ -46,22 +46,18 @@ def selected() -> list[str]:
 
 def raw_exec(guest, code: str, timeout: float = 30) -> tuple[str, str]:
     """One raw REPL execution: (stdout, exception text)."""
-    guest.send(code.encode() + b"\x04")
-    guest.expect(b"OK", timeout=timeout)
-    out = guest.expect(b"\x04", timeout=timeout)
-    err = guest.expect(b"\x04>", timeout=timeout)
+    guest.raw_send(code, timeout)
+    out, err = guest.raw_finish(timeout)
     return out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 
 @pytest.fixture(scope="module")
 def raw(guest):
-    guest.send(b"\r\x01")
-    guest.expect(rb"raw REPL; CTRL-B to exit\r\n>")
+    guest.raw_enter()
     out, err = raw_exec(guest, DRIVER)
     assert not err, err
     yield guest
-    guest.send(b"\x02")
-    guest.expect(b">>> ")
+    guest.raw_exit()
 
 
 def test_slice_gives_the_same_output_with_every_function_rewritten(raw):

@@ -20,7 +20,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -158,19 +157,11 @@ def truth(name: str, key: tuple[int, int]) -> tuple[str | None, str]:
 # ---- guest ----------------------------------------------------------------------------
 def send_source(g: guestconsole.Guest, source: str) -> None:
     """Binds _src in the guest to the text, one string literal per line, in paste mode.
-    The lines go from a second thread while this one reads the echo: Guest.paste sends
-    everything first, and past a few KiB the echo fills the socket towards us, the guest
-    blocks on output, stops reading input, and both sides wait for ever."""
+    The paste ends at a prompt at the start of a line: the benchmark's text may hold
+    `>>> ` itself, and its echo must not end the wait."""
     lines = ["_src = (", *(repr(line) for line in source.splitlines(True)), ")"]
-    g.send(b"\x05")
-    g.expect(r"paste mode; Ctrl-C to cancel, Ctrl-D to finish\r\n=== ")
-    sender = threading.Thread(target=g.send, args=("\r".join(lines) + "\r\x04",))
-    sender.start()
-    try:
-        out = g.expect(r"\r\n" + re.escape(guestconsole.PROMPT), timeout=300)
-    finally:
-        sender.join()
-    check(guestconsole.clean(out).rsplit("=== ", 1)[-1], "loading the benchmark source")
+    out = g.paste("\n".join(lines), timeout=300, end=r"\r\n" + re.escape(guestconsole.PROMPT))
+    check(out.rsplit("=== ", 1)[-1], "loading the benchmark source")
 
 
 def guest_phase(g: guestconsole.Guest, key: tuple[int, int], k: int,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
 
-from tools.guest import console
-from tools.guest.qemuproc import ROOT
+from tools.guest.console import Console, ConsoleError
+from tools.guest.guestconsole import ROOT, Guest
 
 SIDE, NFL = 256, 4
 
@@ -151,7 +151,7 @@ N_C = 200000      # deposit / sense calls from C (_fieldbench)
 COPY = 1 << 22    # bytes for the guest memcpy rate
 
 
-def measure(con: console.Console) -> dict:
+def measure(con: Console) -> dict:
     def ask(expr: str, timeout: float = 600) -> object:
         return ast.literal_eval(con.exec(f"print(repr({expr}))", timeout).decode().strip())
 
@@ -231,11 +231,11 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     try:
-        with console.Qemu(icount=not args.no_icount) as vm:
+        with Guest(icount=not args.no_icount) as vm:
             vm.boot(timeout=600)
-            vm.console.raw_enter()
-            r = measure(vm.console)
-    except console.ConsoleError as e:
+            vm.raw_enter()
+            r = measure(vm)
+    except ConsoleError as e:
         print(f"fieldbench: {e}", file=sys.stderr)
         return 1
     r["icount"] = not args.no_icount

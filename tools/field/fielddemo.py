@@ -14,8 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
 
 from tools.field import fieldpics, fieldsnap
-from tools.guest import console
-from tools.guest.qemuproc import ROOT
+from tools.guest.console import Console, ConsoleError
+from tools.guest.guestconsole import ROOT, Guest
 
 # Runs in the guest. Two food sources and a nest give off diffusing scents; ants look
 # for food up the 'food' gradient, then carry it home up the 'home' gradient, laying
@@ -62,7 +62,7 @@ def run(n):
 """
 
 
-def run_demo(con: console.Console, frames: int, every: int, w: int = 80, h: int = 60,
+def run_demo(con: Console, frames: int, every: int, w: int = 80, h: int = 60,
              ants: int = 40, seed: int = 1) -> list[bytes]:
     """Runs the demo in a booted guest (friendly prompt); returns the snapshots."""
     con.raw_enter()
@@ -71,7 +71,7 @@ def run_demo(con: console.Console, frames: int, every: int, w: int = 80, h: int 
         snaps = []
         for _ in range(frames):
             con.exec(f"run({every})", timeout=300)
-            snaps.append(con.pull("F"))
+            snaps.append(fieldsnap.pull(con, "F"))
         return snaps
     finally:
         con.raw_exit()
@@ -86,10 +86,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     try:
-        with console.Qemu() as vm:
-            vm.boot()
-            raw = run_demo(vm.console, args.frames, args.every, seed=args.seed)
-    except (console.ConsoleError, fieldsnap.SnapshotError) as e:
+        with Guest() as vm:
+            vm.boot(timeout=120)
+            raw = run_demo(vm, args.frames, args.every, seed=args.seed)
+    except (ConsoleError, fieldsnap.SnapshotError) as e:
         print(f"fielddemo: {e}", file=sys.stderr)
         return 1
     args.out.mkdir(parents=True, exist_ok=True)

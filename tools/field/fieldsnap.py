@@ -4,6 +4,7 @@ from the format document, not from the C: framing, CRC-32, every rule, then the 
 
     snap = fieldsnap.parse(data)        # SnapshotError(code, message) if anything is off
     snap.flavours["food"].values        # W*H floats, row-major; .at(x, y)
+    data = fieldsnap.snapshot(con, "lo.F")  # pulled over a tools.guest console, checked
 """
 
 from __future__ import annotations
@@ -246,6 +247,24 @@ def parse(data: bytes, verify_digest: bool = True) -> Snapshot:
     if verify_digest and digest.digest() != dig:
         raise SnapshotError("digest", "content digest does not match the content")
     return Snapshot(version, tick, seq, dig, size, flavours)
+
+
+def pull(con, expr: str = "lo.F", mode: str = "binary", timeout: float = 120.0) -> bytes:
+    """The snapshot bytes of the field `expr` evaluates to in the guest, pulled over
+    `con` (a tools.guest console, already in the raw REPL: Console.raw_bytes says how) and
+    checked with parse(): a line that damaged them raises SnapshotError."""
+    data = con.raw_bytes(f"({expr}).snapshot()", mode, timeout)
+    parse(data)      # CRC, rules and digest
+    return data
+
+
+def snapshot(con, expr: str = "lo.F", mode: str = "binary", timeout: float = 120.0) -> bytes:
+    """As pull(), entering the raw REPL first and leaving it afterwards."""
+    con.raw_enter()
+    try:
+        return pull(con, expr, mode, timeout)
+    finally:
+        con.raw_exit()
 
 
 def main(argv: list[str] | None = None) -> int:

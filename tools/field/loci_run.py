@@ -50,15 +50,15 @@ def run_seed(g: Guest, name: str, seed: int, opts: dict, timeout: float) -> dict
     g.send(f"print('RESULT', repr(colonies_{name}.run(seed={seed}{kw})))\r")
     deadline = time.monotonic() + timeout
     while True:
-        i = g.child.expect([rb"RESULT (.*?)\r\n", rb"Traceback[^>]*>>> ", rb"\r\n"],
-                           timeout=max(1.0, deadline - time.monotonic()))
+        i = g.expect_any([rb"RESULT (.*?)\r\n", rb"Traceback[^>]*>>> ", rb"\r\n"],
+                         timeout=max(1.0, deadline - time.monotonic()))
         if i == 0:
-            text = g.child.match.group(1).decode()
+            text = g.match.group(1).decode()
             g.expect(">>> ")
             return ast.literal_eval(text)
         if i == 1:
-            raise RuntimeError("the colony raised:\n" + g.child.match.group(0).decode())
-        line = g.child.before.decode("utf-8", "replace").strip()
+            raise RuntimeError("the colony raised:\n" + g.match.group(0).decode())
+        line = g.before.decode("utf-8", "replace").strip()
         if line and not line.startswith("print('RESULT'"):
             print(f"  [seed {seed}] {line}", file=sys.stderr)
 

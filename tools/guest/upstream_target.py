@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import select
 import signal
 import sys
@@ -30,13 +31,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
 
-from tools.guest.qemuproc import IMAGE, QemuError, QemuProcess
+from tools.guest.console import ConsoleError, ConsoleTimeout, LineClosed
+from tools.guest.guestconsole import Guest
+from tools.guest.qemuproc import IMAGE, QemuError
 
 BANNER = b"LociOS "
 PROMPT = b">>> "
 BOOT_TIMEOUT = 120.0
-# Keep at most this much pre-banner output for the error message of a failed boot.
-BOOT_LOG_MAX = 64 * 1024
 SOFT_REBOOT = b"soft reboot\r\n"
 RAW_PROMPT = b"raw REPL; CTRL-B to exit\r\n>"
 # Run in the fresh VM after each soft reset; __import__ leaves the test's globals alone.
@@ -50,40 +51,51 @@ def log(msg: str) -> None:
 
 
 class GuestLink:
-    """One QEMU process and the connected serial socket."""
+    """One booted guest (QEMU and its serial line) and where QEMU's own log goes."""
 
     def __init__(self, image: Path, mem: str, icount: bool, qemu_log: Path | None):
         self.qemu_log = qemu_log
         try:
-            self.qemu = QemuProcess(image, mem=mem, icount=icount)
+            self.guest = Guest(image, mem=mem, icount=icount)
         except QemuError as e:
             raise RuntimeError(str(e)) from e
-        self.proc, self.sock = self.qemu.proc, self.qemu.sock
+        self.link = self.guest.link
 
     def wait_banner(self) -> bytes:
         """Reads until the banner and the first prompt; returns the console text from
         the banner on (what the runner may see)."""
-        buf = b""
+        g = self.guest
         deadline = time.monotonic() + BOOT_TIMEOUT
-        while True:
-            i = buf.find(BANNER)
-            if i >= 0 and buf.find(PROMPT, i) >= 0:
-                return buf[i:]
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise RuntimeError(f"no banner within {BOOT_TIMEOUT:.0f} s:\n{buf[-2000:]!r}")
-            r, _, _ = select.select([self.sock], [], [], left)
-            if r:
-                data = self.sock.recv(65536)
-                if not data:
-                    raise RuntimeError(f"guest stopped during boot:\n{buf[-2000:]!r}")
-                buf = (buf + data)[-BOOT_LOG_MAX:]
+        try:
+            g.expect(re.escape(BANNER), timeout=BOOT_TIMEOUT)
+            g.expect(re.escape(PROMPT), timeout=max(deadline - time.monotonic(), 0))
+        except ConsoleTimeout:
+            raise RuntimeError(f"no banner within {BOOT_TIMEOUT:.0f} s:\n{g.buf[-2000:]!r}") \
+                from None
+        except LineClosed:
+            raise RuntimeError(f"guest stopped during boot:\n{g.buf[-2000:]!r}") from None
+        return BANNER + g.before + PROMPT + self.unread()
+
+    def read(self) -> bytes:
+        """What the guest sent (b"" once the line closed): the bridge forwards it."""
+        try:
+            return self.link.read(0)
+        except LineClosed:
+            return b""
+
+    def unread(self) -> bytes:
+        """Output the console read past what it waited for (forwarded next)."""
+        data, self.guest.buf = self.guest.buf, b""
+        return data
+
+    def send(self, data: bytes) -> None:
+        self.link.write(data)
 
     def close(self) -> int | None:
         if self.qemu_log:
             with open(self.qemu_log, "ab") as out:
-                out.write(self.qemu.log_path.read_bytes())
-        return self.qemu.close()
+                out.write(self.guest.qemu.log_path.read_bytes())
+        return self.guest.qemu.close()
 
 
 # Guests still running, closed on every way out.
@@ -134,30 +146,24 @@ class AggressiveSwitch:
                 return out
             self.switch_on(link)
             out += self.held[:i + len(RAW_PROMPT)]
-            self.held = self.held[i + len(RAW_PROMPT):]
+            self.held = self.held[i + len(RAW_PROMPT):] + link.unread()
             self.after_reboot = False
 
     def switch_on(self, link: GuestLink) -> None:
-        link.sock.sendall(RW_ON + b"\x04")
-        # Raw REPL reply: OK <stdout> \x04 <exception> \x04 >
-        buf = b""
-        deadline = time.monotonic() + 30
-        while not (buf.count(b"\x04") >= 2 and buf.endswith(b">")):
-            left = deadline - time.monotonic()
-            r, _, _ = select.select([link.sock], [], [], max(left, 0))
-            data = link.sock.recv(65536) if r else b""
-            if not data:
-                raise ConnectionError(f"no reply to _rw.aggressive(True): {buf[-500:]!r}")
-            buf += data
-        out, err = buf.split(b"\x04")[:2]
-        if not out.startswith(b"OK") or err.strip():
-            raise RuntimeError(f"_rw.aggressive(True) failed in the guest: {buf!r}")
+        g = link.guest
+        try:
+            g.raw_send(RW_ON, timeout=30)
+            out, err = g.raw_finish(timeout=30)
+        except (ConsoleTimeout, LineClosed) as e:
+            raise ConnectionError(f"no reply to _rw.aggressive(True): {e}") from e
+        except ConsoleError as e:
+            raise RuntimeError(f"_rw.aggressive(True) failed in the guest: {e}") from e
+        if err.strip():
+            raise RuntimeError(f"_rw.aggressive(True) failed in the guest: {out + err!r}")
         self.switched += 1
         if self.stats:
             with open(self.stats, "a") as f:
-                f.write(f"{self.switched} {out[2:].decode(errors='replace').strip()}\n")
-
-
+                f.write(f"{self.switched} {out.decode(errors='replace').strip()}\n")
 def bridge(args: argparse.Namespace) -> int:
     stdin, stdout = sys.stdin.fileno(), sys.stdout.fileno()
     # Runner input waits in the stdin pipe while a guest boots. After a reboot, what
@@ -180,14 +186,11 @@ def bridge(args: argparse.Namespace) -> int:
         if boots == 1:
             write_all(stdout, text)
         elif since_break:
-            link.sock.sendall(since_break)
+            link.send(since_break)
         while True:
-            r, _, _ = select.select([link.sock, stdin], [], [])
-            if link.sock in r:
-                try:
-                    data = link.sock.recv(65536)
-                except OSError:
-                    data = b""
+            r, _, _ = select.select([link.link, stdin], [], [])
+            if link.link in r:
+                data = link.read()
                 if not data:
                     status = link.close()
                     LINKS.remove(link)
@@ -211,7 +214,7 @@ def bridge(args: argparse.Namespace) -> int:
                     return 0  # the runner is done with the guest
                 k = data.rfind(b"\r\x03")
                 since_break = data[k:] if k >= 0 else since_break + data
-                link.sock.sendall(data)
+                link.send(data)
 
 
 def main(argv: list[str]) -> int:

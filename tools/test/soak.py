@@ -68,7 +68,7 @@ def main(argv: list[str]) -> int:
             seed += 1
             g.send(f"soak_round({seed})\r")
             g.expect(ROUND.pattern, timeout=120)
-            rounds.append(tuple(int(x) for x in g.child.match.groups()))
+            rounds.append(tuple(int(x) for x in g.match.groups()))
             g.expect(re.escape(">>> "), timeout=30)
             if time.monotonic() >= next_report:
                 r = rounds[-1]
