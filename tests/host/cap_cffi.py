@@ -1,114 +1,33 @@
 # SPDX-License-Identifier: MIT
-"""The capability table's C core (loci/cap/*.c) built for the host through cffi, cached
-under build/host/cap/ by a hash of sources and flags, in two variants: UBSan (loaded in
-this process) and ASan+UBSan (loaded in a child Python with libasan preloaded)."""
+"""The capability table's C core (loci/cap/*.c) built for the host through cffi
+(tools/build/cffihost.py: declarations from cap.h, cached under build/host/cap/), in two
+variants: UBSan (loaded in this process) and ASan+UBSan (loaded in a child Python with
+libasan preloaded)."""
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import math
 import os
-import re
-import subprocess
-import sys
 from pathlib import Path
 
 from cap_model import REASONS, E, Scope
 
+from tools.build import cffihost
+
 ROOT = Path(__file__).resolve().parents[2]
 CAP = ROOT / "loci" / "cap"
-SHA_DIR = ROOT / "build" / "micropython-1.25.0" / "lib" / "crypto-algorithms"
-OUT = ROOT / "build" / "host" / "cap"
-BASE = ["-std=c11", "-O1", "-g", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"]
-SANITIZE = {"ubsan": ["-fsanitize=undefined"], "asan": ["-fsanitize=address,undefined"]}
-WARN = ["-Wall", "-Wextra", "-Werror"]
-# The vendored SHA-256 is not held to our warnings (it uses uint32_t and memset without
-# their headers), as in field_cffi.py.
-SHA_EXTRA = ["-fPIC", "-include", "stdint.h", "-include", "string.h", "-w"]
-
-# Structs are declared with "...;": cffi takes their layout from cap.h at build time.
-CDEF = """
-#define CAP_MAX_KEYS ...
-#define CAP_KEY_MAX ...
-#define CAP_REC_SIZE ...
-#define CAP_NONE ...
-typedef struct {
-    uint32_t rights, flavours; uint8_t has_region, has_keys, has_io, has_mem, nkeys;
-    uint8_t keylen[%(MAXK)d]; uint8_t keys[%(MAXK)d][%(KEY)d]; uint32_t x0, y0, w, h;
-    double rate; uint64_t expires, io_lo, io_hi, mem_lo, mem_hi; ...;
-} cap_scope_t;
-typedef struct { uint64_t table; uint32_t slot, gen; ...; } cap_ref_t;
-typedef struct {
-    uint32_t gen; uint8_t live; uint32_t owner, parent, parent_gen; double used;
-    cap_scope_t s; ...;
-} cap_slot_t;
-typedef struct {
-    uint64_t id, now; uint32_t capacity, live; cap_slot_t *slots; uint32_t nfree;
-    uint8_t *log; uint32_t audit_cap, audit_len; uint64_t seq; uint8_t head[32]; ...;
-} cap_table_t;
-typedef struct {
-    uint32_t op, flavour; int64_t x, y; uint32_t w, h; const uint8_t *key; size_t keylen;
-    double amount; uint64_t now; ...;
-} cap_req_t;
-typedef struct { ...; } cap_rec_t;
-"""
-
-# Function prototypes are read from cap.h itself, so the two cannot drift apart.
-_PROTO = re.compile(r"^(?:const char \*|int |size_t |void )cap_\w+\([^;]*\);", re.M)
-
-
-def _cdef() -> str:
-    cfg = (CAP / "cap_config.h").read_text()
-
-    def num(name):
-        return int(re.search(rf"#define {name}\s+(\d+)", cfg).group(1))
-
-    hdr = (CAP / "cap.h").read_text()
-    protos = [re.sub(r"(\w+)\[[A-Z_]+\]", r"*\1", p) for p in _PROTO.findall(hdr)]
-    return CDEF % {"MAXK": num("CAP_MAX_KEYS"), "KEY": num("CAP_KEY_MAX")} + "\n".join(protos)
-
-
-def _digest(cdef: str, flags: list[str]) -> str:
-    h = hashlib.sha256(cdef.encode() + " ".join(flags + SHA_EXTRA).encode())
-    for p in sorted(CAP.glob("*.[ch]")) + [SHA_DIR / "sha256.c", SHA_DIR / "sha256.h"]:
-        h.update(p.name.encode() + p.read_bytes())
-    return h.hexdigest()[:12]
 
 
 def build(variant: str = "ubsan", load: bool = True):
     """The cffi module (.ffi, .lib) of the core, built once per source change. The ASan
     variant can only be loaded where libasan came first (load=False builds it)."""
-    import cffi
-
-    cdef = _cdef()
-    flags = BASE + SANITIZE[variant]
-    modname = f"_cap_{variant}_" + _digest(cdef, flags)
-    OUT.mkdir(parents=True, exist_ok=True)
-    if str(OUT) not in sys.path:
-        sys.path.insert(0, str(OUT))
-    if list(OUT.glob(modname + ".*.so")):
-        return importlib.import_module(modname) if load else None
-    sha_obj = OUT / f"sha256_{modname}.o"
-    subprocess.run(["gcc", *flags, *SHA_EXTRA, "-c", str(SHA_DIR / "sha256.c"), "-o",
-                    str(sha_obj)], check=True)
-    ffi = cffi.FFI()
-    ffi.cdef(cdef)
-    ffi.set_source(modname, '#include "cap.h"\n', sources=[str(p) for p in sorted(CAP.glob("*.c"))],
-                   include_dirs=[str(CAP), str(SHA_DIR)], extra_compile_args=flags + WARN,
-                   extra_objects=[str(sha_obj)], extra_link_args=SANITIZE[variant])
-    ffi.compile(tmpdir=str(OUT), verbose=False)
-    return importlib.import_module(modname) if load else None
+    return cffihost.build("cap", sorted(CAP.glob("*.c")), [CAP / "cap.h"],
+                          vendored=[cffihost.SHA_DIR / "sha256.c"], variant=variant, load=load)
 
 
 def asan_env() -> dict[str, str]:
     """Environment for a child Python that loads the ASan variant."""
-    lib = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True,
-                         text=True, check=True).stdout.strip()
-    env = dict(os.environ)
-    env["LD_PRELOAD"] = lib
-    # CPython's own allocations are not ours to judge; the C core allocates nothing.
-    env["ASAN_OPTIONS"] = "detect_leaks=0:abort_on_error=1"
+    env = cffihost.asan_env()
     env["CAP_CFFI_VARIANT"] = "asan"
     return env
 

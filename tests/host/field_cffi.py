@@ -1,128 +1,29 @@
 # SPDX-License-Identifier: MIT
-"""The trace field's C core (loci/field/*.c) built for the host through cffi, cached under
-build/host/field/ by a hash of sources, declarations and flags; plus the ASan driver."""
+"""The trace field's C core (loci/field/*.c) built for the host through cffi
+(tools/build/cffihost.py: declarations from field.h and field_internal.h, cached under
+build/host/field/), plus the ASan driver of the snapshot parser."""
 
-import hashlib
-import importlib
-import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
+
+from tools.build import cffihost
 
 ROOT = Path(__file__).resolve().parents[2]
 FIELD = ROOT / "loci" / "field"
-SHA_DIR = ROOT / "build" / "micropython-1.25.0" / "lib" / "crypto-algorithms"
-OUT = ROOT / "build" / "host" / "field"
+SHA = cffihost.SHA_DIR / "sha256.c"
 # -ffp-contract=off: no fused multiply-add, so tick() rounds exactly like the guest and
-# like tests/host/field_model.py. UBSan works inside a cffi module; ASan does not.
-CFLAGS = ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
-          "-fsanitize=undefined", "-fno-sanitize-recover=all"]
-# The vendored SHA-256 is compiled from MicroPython's tree, not held to our warnings
-# (it uses uint32_t and memset without including their headers), as boot/boot.mk does.
-SHA_FLAGS = ["-std=c11", "-O1", "-fPIC", "-include", "stdint.h", "-include", "string.h",
-             "-w"]
-
-CDEF_TYPES = """
-typedef struct { float evaporation, diffusion, cap, min; } field_params_t;
-typedef struct { uint8_t len; uint8_t key[%(KEY)d]; float value; float pending;
-                 uint32_t last; } field_entry_t;
-typedef struct { double before, deposited, clipped, dropped, after; } field_tick_stats_t;
-typedef struct {
-    uint8_t kind; uint8_t name_len; char name[%(NAME1)d]; uint32_t w, h; field_params_t p;
-    float keep, share, self_w[5]; float *cells, *pending; uint32_t *last;
-    field_entry_t *entries; uint32_t count; double deposited, clipped;
-    field_tick_stats_t stats;
-} field_flavour_t;
-typedef struct {
-    uint64_t seq; uint64_t tick; uint32_t depositor; uint32_t where; float amount;
-    uint16_t flavour; uint8_t kind; uint8_t flags; uint8_t keylen; uint8_t key[%(KEY)d];
-} field_record_t;
-typedef struct { uint32_t id; uint16_t flavour; uint16_t pad; uint64_t count;
-                 double total; } field_depositor_t;
-typedef struct {
-    uint8_t used; uint8_t above; uint16_t flavour; uint32_t x0, y0, w, h; uint8_t keylen;
-    uint8_t key[%(KEY)d]; float threshold; uint32_t crossings; double metric;
-} field_watch_t;
-typedef struct {
-    uint8_t *arena; size_t arena_size, arena_used; uint64_t tick; uint32_t nflavours;
-    field_flavour_t fl[%(MAXFL)d]; field_record_t *journal; uint32_t journal_cap;
-    uint64_t journal_next; uint64_t journal_lost; field_depositor_t *deps;
-    uint32_t deps_cap, deps_count; field_depositor_t deps_overflow; field_watch_t *watches;
-    uint32_t watch_cap; int check_invariant; double invariant_tol;
-} field_t;
-typedef struct { uint32_t flavour, index; uint8_t keylen; uint8_t key[%(KEY)d];
-                 float a, b; } field_diff_t;
-typedef struct { uint32_t index; float value; uint8_t keylen; uint8_t key[%(KEY)d];
-               } field_hit_t;
-typedef struct { uint16_t version; uint32_t nflavours; uint64_t tick, journal_seq;
-                 uint32_t size; uint8_t digest[32]; } field_snap_info_t;
-"""
-
-# Function prototypes are read from field.h itself, so the two cannot drift apart.
-_PROTO = re.compile(r"^(?:const char \*|int |size_t |uint64_t )field_\w+\([^;]*\);", re.M)
-
-
-def _cdef():
-    cfg = (FIELD / "field_config.h").read_text()
-
-    def num(name):
-        return int(re.search(rf"#define {name}\s+(\d+)", cfg).group(1))
-
-    hdr = (FIELD / "field.h").read_text()
-    enum = re.search(r"enum field_err \{(.*?)\};", hdr, re.S).group(1)
-    codes = re.findall(r"^\s+(FIELD_(?:OK|ERR_\w+))", enum, re.M)
-    # cffi wants numeric array sizes; a parameter array is a pointer anyway.
-    protos = [re.sub(r"(\w+)\[[A-Z_]+\]", r"*\1", p) for p in _PROTO.findall(hdr)]
-    consts = "".join(f"#define {n} ...\n" for n in (
-        "FIELD_MAX_FLAVOURS", "FIELD_NAME_MAX", "FIELD_KEY_MAX", "FIELD_GRID_MAX_SIDE",
-        "FIELD_KEYED_MAX_CAP", "FIELD_SNAP_VERSION", "FIELD_SNAP_HEADER", "FIELD_SNAP_DESC",
-        "FIELD_SNAP_ENTRY", "FIELD_DIGEST_SIZE"))
-    types = CDEF_TYPES % {"KEY": num("FIELD_KEY_MAX"), "NAME1": num("FIELD_NAME_MAX") + 1,
-                          "MAXFL": num("FIELD_MAX_FLAVOURS")}
-    return (consts + "enum field_err { " + ", ".join(c + " = ..." for c in codes) + " };\n"
-            + "enum field_kind { FIELD_GRID = 1, FIELD_KEYED = 2 };\n"
-            + "enum field_rec_kind { FIELD_REC_DEPOSIT = 1, FIELD_REC_TICK, FIELD_REC_WATCH,"
-            + " FIELD_REC_RESTORE };\n" + types + "\n".join(protos)
-            + "\nuint32_t field_crc32(uint32_t crc, const uint8_t *p, size_t n);\n")
+# like tests/host/field_model.py.
+FLAGS = ("-ffp-contract=off",)
 
 
 def sources():
     return sorted(FIELD.glob("*.c"))
 
 
-def _digest(cdef):
-    h = hashlib.sha256(cdef.encode() + " ".join(CFLAGS + SHA_FLAGS).encode())
-    for p in sorted(FIELD.glob("*.[ch]")) + [SHA_DIR / "sha256.c", SHA_DIR / "sha256.h"]:
-        h.update(p.name.encode() + p.read_bytes())
-    return h.hexdigest()[:12]
-
-
 def build():
     """The cffi module (.ffi, .lib) of the field core, built once per source change."""
-    import cffi
-
-    cdef = _cdef()
-    modname = "_field_" + _digest(cdef)
-    OUT.mkdir(parents=True, exist_ok=True)
-    if str(OUT) not in sys.path:
-        sys.path.insert(0, str(OUT))
-    try:
-        return importlib.import_module(modname)
-    except ImportError:
-        pass
-    sha_obj = OUT / f"sha256_{modname}.o"
-    subprocess.run(["gcc", *SHA_FLAGS, "-c", str(SHA_DIR / "sha256.c"), "-o", str(sha_obj)],
-                   check=True)
-    ffi = cffi.FFI()
-    ffi.cdef(cdef)
-    ffi.set_source(modname, '#include "field.h"\n'
-                   "uint32_t field_crc32(uint32_t crc, const uint8_t *p, size_t n);\n",
-                   sources=[str(p) for p in sources()], include_dirs=[str(FIELD), str(SHA_DIR)],
-                   extra_compile_args=CFLAGS, extra_objects=[str(sha_obj)],
-                   extra_link_args=["-fsanitize=undefined"])
-    ffi.compile(tmpdir=str(OUT), verbose=False)
-    return importlib.import_module(modname)
+    return cffihost.build("field", sources(), [FIELD / "field.h", FIELD / "field_internal.h"],
+                          flags=FLAGS, vendored=[SHA])
 
 
 # A native driver for the snapshot parser under AddressSanitizer (which cannot be
@@ -159,25 +60,11 @@ int main(int argc, char **argv) {
 
 def asan_driver():
     """Path of the ASan+UBSan driver, or None if this host cannot build one."""
-    if shutil.which("gcc") is None:
+    try:
+        return cffihost.executable("field_asan", sources(), [FIELD, SHA.parent],
+                                   driver=ASAN_DRIVER, flags=FLAGS, vendored=[SHA])
+    except (OSError, subprocess.CalledProcessError):
         return None
-    OUT.mkdir(parents=True, exist_ok=True)
-    src = OUT / "field_asan.c"
-    exe = OUT / "field_asan"
-    src.write_text(ASAN_DRIVER)
-    sha_obj = OUT / "sha256_asan.o"
-    flags = ["-std=c11", "-O1", "-g", "-fsanitize=address,undefined",
-             "-fno-sanitize-recover=all"]
-    steps = [["gcc", *flags, "-include", "stdint.h", "-include", "string.h", "-w", "-c",
-              str(SHA_DIR / "sha256.c"), "-o", str(sha_obj)],
-             ["gcc", *flags, "-Wall", "-Wextra", "-Werror", "-ffp-contract=off",
-              "-I", str(FIELD), "-I", str(SHA_DIR), str(src),
-              *[str(p) for p in sources()], str(sha_obj), "-o", str(exe)]]
-    for cmd in steps:
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            return None
-    return exe
 
 
 _MOD = None

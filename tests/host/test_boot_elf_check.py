@@ -3,12 +3,15 @@
 for each rule, and property tests against an independent Python reader of the rules."""
 
 import struct
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from tools.build import cffihost
 
 EHDR = struct.Struct("<16sHHIQQQIHHHHHH")
 PHDR = struct.Struct("<IIQQQQQQ")
@@ -346,29 +349,16 @@ int main(int argc, char **argv) {
 
 
 def _asan_driver():
-    import shutil
-    import subprocess
-
-    root = Path(__file__).resolve().parents[2]
-    boot, host_build = root / "boot", root / "build" / "host"
-    if shutil.which("gcc") is None:
-        pytest.fail("gcc not installed: run make setup")
-    src = host_build / "elf_check_asan.c"
-    exe = host_build / "elf_check_asan"
-    host_build.mkdir(parents=True, exist_ok=True)
-    src.write_text(ASAN_DRIVER)
-    p = subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-fsanitize=address,undefined",
-                        "-fno-sanitize-recover=all", "-I", str(boot), str(src),
-                        str(boot / "elf_check.c"), str(boot / "fmt.c"), "-o", str(exe)],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        pytest.fail("cannot build with -fsanitize=address: " + p.stderr[-300:])
-    return exe
+    boot = Path(__file__).resolve().parents[2] / "boot"
+    try:
+        return cffihost.executable("elf_check_asan", [boot / "elf_check.c", boot / "fmt.c"],
+                                   [boot], driver=ASAN_DRIVER, warn=False)
+    except (OSError, subprocess.CalledProcessError) as e:
+        pytest.fail("cannot build with -fsanitize=address: " + str(getattr(e, "stderr", e))[-300:])
 
 
 def test_corpus_under_address_sanitizer(boot_pure, tmp_path):
     import random
-    import subprocess
 
     exe = _asan_driver()
     rng = random.Random(1)

@@ -3,41 +3,21 @@
 random add/alloc/take/free sequences never double-allocate, never hand out frames the
 allocator was not given, and keep the counts consistent."""
 import pathlib
-import subprocess
 
 import pytest
-from cffi import FFI
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
-NFRAMES = 300   # several bitmap words plus a partial one
+from tools.build import cffihost
 
-CDEF = """
-struct frame_alloc {
-    uint64_t *managed; uint64_t *used; uint64_t nframes;
-    uint64_t total; uint64_t free; uint64_t hint;
-};
-size_t frame_alloc_words(uint64_t nframes);
-void frame_alloc_init(struct frame_alloc *fa, uint64_t *words, uint64_t nframes);
-uint64_t frame_alloc_add(struct frame_alloc *fa, uint64_t first, uint64_t count);
-bool frame_alloc_take(struct frame_alloc *fa, uint64_t first, uint64_t count);
-bool frame_alloc_alloc(struct frame_alloc *fa, uint64_t count, uint64_t *first);
-bool frame_alloc_free(struct frame_alloc *fa, uint64_t first, uint64_t count);
-uint64_t frame_alloc_largest_run(const struct frame_alloc *fa, uint64_t *first);
-bool frame_alloc_is_free(const struct frame_alloc *fa, uint64_t frame);
-"""
+KERNEL = pathlib.Path(__file__).resolve().parents[2] / "kernel"
+NFRAMES = 300   # several bitmap words plus a partial one
 
 
 @pytest.fixture(scope="module")
-def lib(tmp_path_factory):
-    so = tmp_path_factory.mktemp("fa") / "libframe_alloc.so"
-    subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "-O2", "-g",
-                    "-shared", "-fPIC", "-o", str(so),
-                    str(ROOT / "kernel" / "frame_alloc.c")], check=True)
-    ffi = FFI()
-    ffi.cdef(CDEF)
-    return ffi, ffi.dlopen(str(so))
+def lib():
+    m = cffihost.build("frame_alloc", [KERNEL / "frame_alloc.c"], [KERNEL / "frame_alloc.h"])
+    return m.ffi, m.lib
 
 
 class Harness:

@@ -13,6 +13,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tools.build import cffihost
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "vm" / "verifier" / "host"))
 import vrf_host as H  # noqa: E402
 
@@ -227,11 +229,8 @@ def test_asan_fuzz_driver(tmp_path, seeds):
     with corpus.open("wb") as f:
         for mpy in {id(m): m for m, _ in seeds}.values():
             f.write(H.corpus_records(mpy))
-    exe = tmp_path / "vrf_fuzz"
-    srcs = [str(s) for s in sorted(H.VRF.glob("*.c"))] + [str(H.VRF / "host" / "vrf_fuzz.c")]
-    subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-fsanitize=address,undefined",
-                    "-fno-sanitize-recover=all", "-Wall", "-Wextra", "-Werror",
-                    f"-I{H.VRF}", *srcs, "-o", str(exe)], check=True)
+    exe = cffihost.executable("vrf_fuzz", [*sorted(H.VRF.glob("*.c")),
+                                           H.VRF / "host" / "vrf_fuzz.c"], [H.VRF])
     out = subprocess.run([str(exe), str(corpus), "50000", "11"], check=True,
                          capture_output=True, text=True).stdout
     cases, acc, rej = (int(x) for x in out.split()[1:6:2])

@@ -1,37 +1,19 @@
 # SPDX-License-Identifier: MIT
-"""The rewriter's planner (vm/rewrite/rw_plan.c) built for the host through cffi, with
-Python views of its results; .mpy reading and mpy-cross come from vm/verifier/host."""
+"""The rewriter's planner (vm/rewrite/rw_plan.c) built for the host through cffi
+(tools/build/cffihost.py: declarations from rw_plan.h), with Python views of its results;
+.mpy reading and mpy-cross come from vm/verifier/host."""
 
 from __future__ import annotations
 
-import hashlib
-import importlib
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
-RW = ROOT / "vm" / "rewrite"
-OUT = ROOT / "build" / "host" / "rewrite"
-CFLAGS = ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror",
-          "-fsanitize=undefined", "-fno-sanitize-recover=all"]
-SOURCES = [RW / "rw_plan.c"]
-HEADERS = [RW / "rw_plan.h", RW / "rw_opcodes.h"]
+sys.path.insert(0, str(ROOT))  # run as a file: `tools` importable
+from tools.build import cffihost  # noqa: E402
 
-CDEF = """
-typedef struct rw_edit { uint32_t offset; uint8_t old_byte; uint8_t new_byte; uint8_t kind; }
-    rw_edit_t;
-extern const uint32_t rw_kinds_all;
-extern const uint32_t rw_kinds_vm;
-size_t rw_insn_size(const uint8_t *code, size_t len, size_t off);
-size_t rw_code_end(const uint8_t *code, size_t len);
-size_t rw_plan(const uint8_t *code, size_t len, rw_edit_t *out, size_t max, uint32_t kinds);
-size_t rw_apply(uint8_t *code, size_t len, const rw_edit_t *edits, size_t n);
-long rw_undo(const uint8_t *code, size_t len, uint8_t *out);
-int rw_kind_of(uint8_t op);
-unsigned rw_tail_insns(uint8_t new_op);
-const char *rw_kind_name(int kind);
-"""
+RW = ROOT / "vm" / "rewrite"
 
 _lib = None
 
@@ -39,29 +21,8 @@ _lib = None
 def lib():
     """The cffi module (.ffi, .lib), compiled once per source hash under build/host."""
     global _lib
-    if _lib is not None:
-        return _lib
-    import cffi
-
-    digest = hashlib.sha256(CDEF.encode() + " ".join(CFLAGS).encode())
-    for p in SOURCES + HEADERS:
-        digest.update(p.read_bytes())
-    modname = "_rw_" + digest.hexdigest()[:12]
-    OUT.mkdir(parents=True, exist_ok=True)
-    if str(OUT) not in sys.path:
-        sys.path.insert(0, str(OUT))
-    try:
-        _lib = importlib.import_module(modname)
-        return _lib
-    except ImportError:
-        pass
-    ffi = cffi.FFI()
-    ffi.cdef(CDEF)
-    ffi.set_source(modname, '#include "rw_plan.h"\n', sources=[str(s) for s in SOURCES],
-                   include_dirs=[str(RW)], extra_compile_args=CFLAGS,
-                   extra_link_args=["-fsanitize=undefined"])
-    ffi.compile(tmpdir=str(OUT), verbose=False)
-    _lib = importlib.import_module(modname)
+    if _lib is None:
+        _lib = cffihost.build("rewrite", [RW / "rw_plan.c"], [RW / "rw_plan.h"])
     return _lib
 
 

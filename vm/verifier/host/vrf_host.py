@@ -5,8 +5,6 @@ MicroPython 1.25.0 .mpy files, and helpers to compile Python with the tree's mpy
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import importlib
 import importlib.util
 import struct
 import subprocess
@@ -16,46 +14,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT))  # run as a file: `tools` importable
+from tools.build import cffihost  # noqa: E402
+
 VRF = ROOT / "vm" / "verifier"
 MPY_DIR = ROOT / "build" / "micropython-1.25.0"
 OUT = ROOT / "build" / "host" / "verifier"
 MPY_CROSS = ROOT / "build" / "port" / "mpy-cross" / "mpy-cross"
-REWRITE_OPCODES = ROOT / "vm" / "rewrite" / "rw_opcodes.h"
-CFLAGS = ["-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror",
-          "-fsanitize=undefined", "-fno-sanitize-recover=all"]
 
 RULES = ["ok", "decode", "prelude", "flow", "stack", "block", "interrupt", "profile",
          "limit"]
-
-CDEF = """
-typedef const char *(*vrf_qstr_fn)(void *ctx, uint32_t q, size_t *len);
-typedef struct vrf_fn { const uint8_t *code; size_t len; uint32_t n_qstr; uint32_t n_obj;
-    uint32_t n_children; uint32_t n_free; vrf_qstr_fn qstr;
-    int (*obj_kind)(void *ctx, uint32_t i); void *ctx; uint8_t len_is_bound;
-    uint8_t class_body; int16_t n_defaults; int8_t kw_defaults; } vrf_fn_t;
-typedef struct vrf_child { int16_t n_free; int16_t n_defaults; int8_t kw_defaults;
-    uint8_t class_body; } vrf_child_t;
-typedef struct vrf_profile { const char *name; uint8_t op_deny[32];
-    const char *const *imports; const char *const *names_deny;
-    uint8_t deny_private_attrs; uint8_t deny_closures;
-} vrf_profile_t;
-typedef struct vrf_result { int rule; uint32_t offset; int opcode; uint32_t max_depth;
-    uint32_t max_blocks; uint32_t n_locals; uint32_t n_state; uint32_t n_exc_stack;
-    uint32_t code_offset; uint32_t n_insns; uint32_t steps; uint32_t end; uint32_t n_bytes;
-    char msg[%(MSG)d]; } vrf_result_t;
-typedef struct vrf_table { const char *const *strs; const size_t *lens; uint32_t n;
-    const uint8_t *obj_kinds; uint32_t n_obj; } vrf_table_t;
-int vrf_table_obj_kind(void *ctx, uint32_t i);
-const vrf_profile_t *vrf_profile_find(const char *name);
-int vrf_verify_fn(const vrf_fn_t *fn, const vrf_profile_t *profile, vrf_result_t *res);
-int vrf_verify_replacement(const vrf_fn_t *new_fn, const vrf_fn_t *orig,
-    const vrf_profile_t *profile, vrf_result_t *res);
-int vrf_child(uint32_t child, vrf_child_t *out);
-int vrf_next_qstr(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, int *op,
-    uint32_t *q);
-const char *vrf_opcode_name(int op);
-const char *vrf_table_qstr(void *ctx, uint32_t q, size_t *len);
-"""
 
 _libs: dict[tuple[str, ...], object] = {}
 _defines: tuple[str, ...] = ()
@@ -63,12 +31,6 @@ _defines: tuple[str, ...] = ()
 
 def sources() -> list[Path]:
     return sorted(VRF.glob("*.c")) + [VRF / "host" / "vrf_table.c"]
-
-
-def headers() -> list[Path]:
-    """Headers the build reads: the verifier's, the host table's and the rewriter's
-    opcode numbers (vm/rewrite/rw_opcodes.h, included as ../rewrite/rw_opcodes.h)."""
-    return sorted(VRF.glob("*.h")) + [VRF / "host" / "vrf_table.h", REWRITE_OPCODES]
 
 
 @contextlib.contextmanager
@@ -85,34 +47,12 @@ def variant(*defines: str):
 
 def lib():
     """The cffi module (.ffi, .lib), compiled once per source hash (and set of
-    variant() defines) under build/host."""
-    if _defines in _libs:
-        return _libs[_defines]
-    import cffi
-
-    cfg = (VRF / "vrf_config.h").read_text()
-    msg = int(cfg.split("#define VRF_MSG_MAX (")[1].split(")")[0])
-    cdef = CDEF % {"MSG": msg}
-    flags = CFLAGS + [f"-D{d}" for d in _defines]
-    digest = hashlib.sha256(cdef.encode() + " ".join(flags).encode())
-    for p in sources() + headers():
-        digest.update(p.read_bytes())
-    modname = "_vrf_" + digest.hexdigest()[:12]
-    OUT.mkdir(parents=True, exist_ok=True)
-    if str(OUT) not in sys.path:
-        sys.path.insert(0, str(OUT))
-    try:
-        _libs[_defines] = importlib.import_module(modname)
-        return _libs[_defines]
-    except ImportError:
-        pass
-    ffi = cffi.FFI()
-    ffi.cdef(cdef)
-    ffi.set_source(modname, '#include "verify.h"\n#include "host/vrf_table.h"\n',
-                   sources=[str(s) for s in sources()], include_dirs=[str(VRF)],
-                   extra_compile_args=flags, extra_link_args=["-fsanitize=undefined"])
-    ffi.compile(tmpdir=str(OUT), verbose=False)
-    _libs[_defines] = importlib.import_module(modname)
+    variant() defines) under build/host; declarations from verify.h and the host
+    table's vrf_table.h."""
+    if _defines not in _libs:
+        _libs[_defines] = cffihost.build(
+            "verifier", sources(), [VRF / "verify.h", VRF / "host" / "vrf_table.h"],
+            defines=_defines)
     return _libs[_defines]
 
 
