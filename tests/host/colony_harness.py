@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""A host-only stand-in for the Loci mesh (docs: /tmp/mesh-spec.md, "ctx" and "Mesh API"),
+"""A host-only stand-in for the Loci mesh (loci/MESH.md; the real one: loci/python/mesh.py),
 over the trace field's reference model (tests/host/field_model.py) or the same C core
 through cffi, so the colonies (loci/python/colonies/) can be developed and tested on
 CPython. It is a development and test tool, not the runtime: budgets are approximated
@@ -15,7 +15,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT / "tests" / "qemu" / "progs"))
 import field_model  # noqa: E402
+from xorshift32 import xorshift32  # noqa: E402  (the generator the guest tests paste)
 
 REPL = 1
 FIRST_ID = 100              # Locus ids start here, clear of the console's id
@@ -259,11 +261,7 @@ class Ctx:
         self._m.field.deposit(flavour, where, amount, self.id)
 
     def rand(self):
-        s = self._l["rng"]
-        s ^= (s << 13) & 0xFFFFFFFF
-        s ^= s >> 17
-        s ^= (s << 5) & 0xFFFFFFFF
-        self._l["rng"] = s
+        s = self._l["rng"] = xorshift32(self._l["rng"])
         return s >> 2
 
     def random(self):
@@ -297,12 +295,8 @@ class Mesh:
         return self.field.ticks
 
     def _rand(self):
-        s = self.rng
-        s ^= (s << 13) & 0xFFFFFFFF
-        s ^= s >> 17
-        s ^= (s << 5) & 0xFFFFFFFF
-        self.rng = s
-        return s
+        self.rng = xorshift32(self.rng)
+        return self.rng
 
     # spawn and capabilities
     def _caps(self, caps):

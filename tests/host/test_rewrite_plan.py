@@ -21,8 +21,9 @@ import vrf_host as H  # noqa: E402
 
 BASICS = H.MPY_DIR / "tests" / "basics"
 
-# The spec's table (/tmp/rw-spec.md, "Opcode table"), restated here independently of
-# the C: original head -> new byte, and the opcodes its tail must be.
+# The opcode table (vm/README.md, "The rewriter"; the numbers in vm/rewrite/rw_opcodes.h),
+# restated here independently of the C: original head -> new byte, and the opcodes its
+# tail must be.
 BINOP = 0xD7
 CMPJ = {BINOP + op: 0x02 + op for op in range(6)}
 ARITH = {BINOP + op: new for op, new in zip(

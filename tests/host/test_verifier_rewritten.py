@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The verifier on rewritten code (issue 7, /tmp/rw-spec.md): every tests/basics function
+"""The verifier on rewritten code (issue 7; vm/rewrite/rw_opcodes.h): every tests/basics function
 with rewrite heads substituted at the pattern sites found by this file's own finder
 (independent of vm/rewrite's C) passes the replacement check and is refused as ordinary
 code; broken patterns, heads elsewhere and changed bytes are refused under the right rule."""

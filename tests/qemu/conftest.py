@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Fixtures for tests that boot LociOS in QEMU. One guest is shared per test module:
-a boot costs ~6 s of firmware under TCG, so modules group tests that can share one."""
+a boot costs ~6 s of firmware under TCG, so modules group tests that can share one.
+
+A module sets ICOUNT = True for a guest under -icount (guest cycles follow instruction
+counts, so A/B measurements repeat exactly), and SETUP (a program, usually
+guestprog.prog("NAME") of tests/qemu/progs/NAME.py) for the `g` fixture to paste."""
 
 from __future__ import annotations
 
@@ -11,8 +15,9 @@ from tools.guest.guestconsole import IMAGE, Guest
 
 @pytest.fixture(scope="module")
 def guest(request, tmp_path_factory):
+    """The module's guest, booted, its serial output logged; .banner is the boot text."""
     log = tmp_path_factory.mktemp("serial") / f"{request.module.__name__}.log"
-    g = Guest(IMAGE, log=log)
+    g = Guest(IMAGE, log=log, icount=getattr(request.module, "ICOUNT", False))
     try:
         g.banner = g.boot()
         yield g
@@ -21,15 +26,8 @@ def guest(request, tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def icount_guest(request, tmp_path_factory):
-    """One guest per module under -icount (guest cycles follow instruction counts, so
-    A/B measurements repeat exactly), with the module's CODE pasted."""
-    log = tmp_path_factory.mktemp("serial") / f"{request.module.__name__}.log"
-    g = Guest(IMAGE, log=log, icount=True)
-    try:
-        g.boot()
-        out = g.paste(request.module.CODE)
-        assert "Traceback" not in out, out
-        yield g
-    finally:
-        g.close()
+def g(guest, request):
+    """The module's guest with the module's SETUP pasted (which must not raise)."""
+    out = guest.paste(request.module.SETUP)
+    assert "Traceback" not in out, out
+    return guest

@@ -7,29 +7,16 @@ from __future__ import annotations
 
 import re
 
-import pytest
+from guestprog import prog
 
 from tools.guest.guestconsole import Guest
 
-SETUP = """
-import _cap, time
-S, D, SP = _cap.SENSE, _cap.DEPOSIT, _cap.SPAWN
-t = _cap.Table(capacity=64, audit=512)
-a = t.grant(1, S | D | SP, flavours=0b11, region=(0, 0, 16, 16), keys=(b'task:',), rate=5.0)
-b = t.derive(a, 2, rights=S | D, flavours=1, region=(4, 4, 4, 4), rate=2.0, expires=100)
-c = t.derive(b, 3, rights=S, keys=(b'task:7',))
-"""
+# Pasted into the module's guest by the `g` fixture (conftest.py).
+SETUP = prog("cap")
 
 
 # The value of an expression in the guest (AssertionError if it is not a literal).
 ask = Guest.ask
-
-
-@pytest.fixture(scope="module")
-def g(guest):
-    out = guest.paste(SETUP)
-    assert "Traceback" not in out, out
-    return guest
 
 
 def test_grant_derive_and_check(g):
@@ -147,6 +134,7 @@ def cost(batches, n):
 def test_a_use_no_capability_names_is_still_audited(guest):
     out = guest.paste("""
 import _cap
+from guestprog import prog
 T = _cap.Table(capacity=8, audit=4)
 n0 = T.audit_count()
 rc = T.refuse(42, _cap.DEPOSIT, 3)

@@ -7,29 +7,16 @@ from __future__ import annotations
 import re
 
 import pytest
+from guestprog import prog
 
 from tools.guest.guestconsole import Guest
 
-SETUP = """
-from field import Field, Snapshot, grid, keyed, diff, FieldError
-import _field
-f = Field([grid('food', 16, 8, E=0.5, G=0.0), grid('trail', 16, 8, E=0.1, G=0.4),
-           keyed('work', 4, E=0.5, min=0.1)], journal=32)
-S0 = f.snapshot()
-def state(f):
-    return (f.digest(), f.info()['journal_next'], f.info()['tick'])
-"""
+# Pasted into the module's guest by the `g` fixture (conftest.py).
+SETUP = prog("field")
 
 
 # The value of an expression in the guest (AssertionError if it is not a literal).
 ask = Guest.ask
-
-
-@pytest.fixture(scope="module")
-def g(guest):
-    out = guest.paste(SETUP)
-    assert "Traceback" not in out, out
-    return guest
 
 
 def test_deposit_is_pending_until_tick_then_evaporates(g):

@@ -9,7 +9,7 @@ import hashlib
 import sys
 from pathlib import Path
 
-from field_script import LAYOUT, SOURCE
+from guestprog import prog
 
 from tools.guest.guestconsole import IMAGE, Guest
 
@@ -17,17 +17,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
 import field_cffi  # noqa: E402
 
 TICKS = 10_000
+# The field's flavours: kind, name, W (capacity), H, E, G, cap, min.
+LAYOUT = [("grid", "a", 32, 32, 0.05, 0.3, 1e30, 1e-6),
+          ("grid", "b", 32, 32, 0.1, 0.6, 50.0, 0.0),
+          ("keyed", "k", 16, 0, 0.2, 0.0, 1e30, 0.05)]
+SOURCE = prog("field_run")
 
-GUEST_RUN = f"""
-import hashlib
-from field import Field
-f = Field({LAYOUT!r})
-def dep(i, x, y, a, who):
-    f.deposit(i, (x, y), a, who)
-def depk(i, k, a, who):
-    f.deposit(i, k, a, who)
-print('MARKS', run({TICKS}, dep, depk, f.tick, f.digest, lambda b: hashlib.sha256(b).digest()))
-"""
+GUEST_RUN = f"LAYOUT = {LAYOUT!r}\nTICKS = {TICKS}\n" + prog("field_determinism")
 
 
 def guest_marks(log: Path) -> list[str]:

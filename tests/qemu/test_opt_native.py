@@ -10,50 +10,11 @@ from __future__ import annotations
 import ast
 
 import pytest
+from guestprog import prog
 
-CODE = """
-import opt, _rw, _budget, hashlib, binascii
-def hexd(fn):
-    return binascii.hexlify(hashlib.sha256(_rw.code(fn)).digest()).decode()
-SCALE = 3
-BIAS = 0
-ACC = []
-def tri(a, b=SCALE, acc=ACC):
-    # Float arithmetic: the in-place rewrites' small-int guards do not fit it, so the
-    # native twin is the candidate that wins.
-    s = 0.0
-    i = 0.0
-    while i < a:
-        s += i * b
-        i += 1.0
-    acc.append(a)
-    return s + BIAS
-class Pt:
-    def __init__(self, x):
-        self.x = x
-    def walk(self, n):
-        t = 0
-        for i in range(n):
-            t += self.x * i * 0.5
-        return t
-def gen_sq(n):
-    i = 0
-    while i < n:
-        yield i * i * 0.5
-        i += 1
-def forever(k):
-    while True:
-        k += 1
-def drive():
-    for k in range(30):
-        tri(200 + k)
-        Pt(k).walk(150)
-"""
-
-
-@pytest.fixture(scope="module")
-def g(icount_guest):
-    return icount_guest
+# The module's guest runs under -icount; the `g` fixture (conftest.py) pastes SETUP.
+ICOUNT = True
+SETUP = prog("opt_native")
 
 
 def entries(g, expr: str) -> list[dict]:
@@ -203,95 +164,7 @@ def test_sources_the_twin_cannot_have_are_refused(g):
     assert nat and nat[-1]["gate"] == "source", nat
 
 
-AGREE = r'''
-import random
-OPS = ['+', '-', '*', '&', '|', '^', '<', '>', '<=', '>=', '==', '!=']
-CODE = "def f(a, b):\n    return (" + ", ".join("a %s b" % o for o in OPS) + ")\n"
-CODE += ("def h(a, b):\n    x = a\n    x += b\n    y = a\n    y -= b\n    z = a\n"
-         "    z *= b\n    w = a\n    w &= b\n    w |= b\n    w ^= a\n"
-         "    return x, y, z, w, (1 if a < b else 2), (3 if a == b else 4)\n")
-CODE += "def s(a, i):\n    return a[i]\n"
-CODE += "def t(a, i):\n    a[i] = 9\n    return a\n"
-nb = {}
-nn = {}
-exec(CODE, nb)
-exec(CODE.replace("def ", "@micropython.native\ndef "), nn)
-B = 2**62
-VALS = [0, 1, -1, 2, -2, 7, -7, 2**31, -2**32, B - 1, -B, B // 2, -B // 2, B - 2,
-        3037000499, -3037000499, 2**62 + 5, -2**63, 1.5, True, False, 'a', (1,)]
-def outcome(fn, a, b):
-    try:
-        return ('ok', fn(a, b) if fn.__name__ != 'at' else fn(a))
-    except Exception as e:
-        return ('exc', type(e))
-def same(x, y):
-    if x[0] != y[0]:
-        return False
-    if x[0] == 'exc':
-        return x[1] is y[1]
-    return all(type(p) is type(q) and p == q for p, q in zip(x[1], y[1]))
-def agree(rounds):
-    n = bad = 0
-    pairs = [(a, b) for a in VALS for b in VALS]
-    for _ in range(rounds):
-        a = ((random.getrandbits(32) << 32) | random.getrandbits(32)) - 2**63
-        b = ((random.getrandbits(32) << 32) | random.getrandbits(32)) - 2**63
-        pairs.append((a >> random.getrandbits(6), b >> random.getrandbits(6)))
-    for a, b in pairs:
-        for k in ('f', 'h'):
-            n += 1
-            if not same(outcome(nb[k], a, b), outcome(nn[k], a, b)):
-                bad += 1
-                print('MISMATCH', k, a, b)
-    return n, bad
-class A:
-    x = 'class'
-class WithMember(A):
-    def __init__(self):
-        self.x = 'member'
-class Prop:
-    @property
-    def x(self):
-        return 'property'
-class Fallback:
-    def __getattr__(self, name):
-        return 'getattr ' + name
-class Slotless(WithMember):
-    pass
-import sys as _sys
-ATTR_OBJS = [A(), WithMember(), Prop(), Fallback(), Slotless(), A, 1, 'x', None, _sys]
-AT = "def at(o):\n    return o.x\n"
-exec(AT, nb)
-exec("@micropython.native\n" + AT, nn)
-def agree_attr():
-    n = bad = 0
-    for o in ATTR_OBJS:
-        n += 1
-        x, y = outcome(nb['at'], o, 0), outcome(nn['at'], o, 0)
-        if x[0] != y[0] or x[1] != y[1] and not (x[0] == 'exc' and x[1] is y[1]):
-            bad += 1
-            print('MISMATCH', o, x, y)
-    return n, bad
-SEQS = [[1, 2, 3], (4, 5, 6), 'abc', b'xyz', bytearray(b'pq'), {0: 'a', -1: 'b'}, [], (),
-        range(5), 7, None]
-IDXS = [0, 1, 2, 3, -1, -3, -4, 2**40, -2**40, 2**70, True, 1.0, 'a', None]
-def fresh(a):
-    return list(a) if type(a) is list else bytearray(a) if type(a) is bytearray else (
-        dict(a) if type(a) is dict else a)
-def agree_subscr():
-    n = bad = 0
-    for a in SEQS:
-        for i in IDXS:
-            for k in ('s', 't'):
-                n += 1
-                x = outcome(nb[k], fresh(a), i)
-                y = outcome(nn[k], fresh(a), i)
-                if x[0] != y[0] or (x[0] == 'exc' and x[1] is not y[1]) or (
-                        x[0] == 'ok' and (type(x[1]) is not type(y[1]) or x[1] != y[1])):
-                    bad += 1
-                    print('MISMATCH', k, a, i, x, y)
-    return n, bad
-'''
+AGREE = prog("native_agree")
 
 
 def test_native_small_int_fast_paths_agree_with_bytecode(g):
@@ -312,102 +185,7 @@ def test_native_small_int_fast_paths_agree_with_bytecode(g):
     assert n == 10 and bad == 0, (n, bad)
 
 
-CACHES = r'''
-import builtins
-SITES = """
-def lg():
-    return (K, len)
-class M:
-    def m(self):
-        return 'M.m'
-class Sub(M):
-    def m(self):
-        return 'Sub.m'
-class Inh(M):
-    pass
-class P:
-    pass
-class PP:
-    a = property(lambda s: 'got', lambda s, v: None)
-def callm(o):
-    return o.m()
-def st(o, v):
-    o.a = v
-    return o.a
-def sf(a, b=2):
-    return (a, b)
-def sv(a, *r):
-    return (a, r)
-def su(a):
-    if a:
-        x = 1
-    return x
-"""
-cb = {}
-cn = {}
-exec(SITES, cb)
-def native(src):
-    out = []
-    for line in src.split("\n"):
-        body = line.lstrip()
-        if body.startswith("def "):
-            out.append(line[:len(line) - len(body)] + "@micropython.native")
-        out.append(line)
-    return "\n".join(out)
-exec(native(SITES), cn)
-# (a change made in both namespaces, a call): each call runs again at the same call
-# sites, so every cached guess from the calls before it is tested against the change.
-STEPS = [
-    ("K = 1", "lg()"), ("K = 2", "lg()"), ("del K", "lg()"), ("K = 3", "lg()"),
-    ("len = 'shadow'", "lg()"), ("del len", "lg()"),
-    ("for i in range(40): globals()['g%d' % i] = i", "lg()"),
-    ("for i in range(0, 40, 3): del globals()['g%d' % i]", "lg()"),
-    ("len = 'late'", "lg()"), ("del len", "lg()"),
-    ("", "callm(M())"), ("", "callm(M())"), ("", "callm(Sub())"), ("", "callm(Inh())"),
-    ("o = M(); o.m = lambda: 'member'", "callm(o)"), ("", "callm(M())"),
-    ("M.m = lambda self: 'replaced'", "callm(M())"),
-    ("M.m = staticmethod(lambda: 'static')", "callm(M())"),
-    ("M.m = classmethod(lambda c: c.__name__)", "callm(M())"),
-    ("del M.m", "callm(M())"), ("M.m = lambda self: 'back'", "callm(M())"),
-    ("", "callm(1)"), ("", "callm(M)"),
-    ("", "st(M(), 1)"), ("", "st(M(), 2)"), ("o = M(); o.a = 0; o.b = 0", "st(o, 3)"),
-    ("", "st(Sub(), 4)"), ("", "st(1, 5)"),
-    ("", "st(P(), 6)"), ("P.a = property(lambda s: 'got', lambda s, v: None)", "st(P(), 7)"),
-    ("del P.a", "st(P(), 8)"), ("", "st(PP(), 10)"), ("", "st(M(), 11)"), ("", "st(PP(), 12)"),
-    ("class SA:\n    def __setattr__(self, n, v):\n        object.__setattr__(self, n, v * 2)",
-     "st(SA(), 9)"),
-    ("", "sf(1)"), ("", "sf(1, 3)"), ("", "sf(1, b=4)"), ("", "sf()"), ("", "sf(1, 2, 3)"),
-    ("", "sv(1)"), ("", "sv(1, 2, 3)"), ("", "su(1)"), ("", "su(0)"), ("", "su(1)"),
-]
-def run(ns, code):
-    try:
-        return ('ok', repr(eval(code, ns)))
-    except Exception as e:
-        return ('exc', type(e).__name__)
-def agree_caches():
-    n = bad = 0
-    for change, call in STEPS:
-        for ns in (cb, cn):
-            exec(change, ns)
-        n += 1
-        x, y = run(cb, call), run(cn, call)
-        if x != y:
-            bad += 1
-            print('MISMATCH', change, call, x, y)
-    # A builtin overridden through the builtins module, then put back.
-    real = builtins.len
-    builtins.len = 'over'
-    n += 1
-    if run(cb, 'lg()') != run(cn, 'lg()'):
-        bad += 1
-        print('MISMATCH override')
-    builtins.len = real
-    n += 1
-    if run(cb, 'lg()') != run(cn, 'lg()'):
-        bad += 1
-        print('MISMATCH restored')
-    return n, bad
-'''
+CACHES = prog("native_caches")
 
 
 def test_native_call_site_caches_agree_with_bytecode_as_things_change(g):
@@ -421,18 +199,7 @@ def test_native_call_site_caches_agree_with_bytecode_as_things_change(g):
     assert n == 47 and bad == 0, (n, bad)
 
 
-WATCHED = """
-def lookup(d, keys):
-    t = 0
-    for k in keys:
-        t += d[k]
-    return t
-def lookup2(d, keys):
-    t = 0
-    for k in keys:
-        t += d[k]
-    return t
-"""
+WATCHED = prog("native_watched")
 
 
 @pytest.mark.parametrize(("fn", "kind"), [("lookup", "native"), ("lookup2", "rewrite")])
@@ -484,32 +251,7 @@ def test_a_function_storing_globals_is_gated_and_its_globals_put_back(g):
     assert g.eval("COUNT") == "0"
 
 
-RAMFS = '''
-import vfs, sys
-class RAMBlock:
-    def __init__(self, n):
-        self.data = bytearray(n * 512)
-    def readblocks(self, b, buf, off=0):
-        a = b * 512 + off
-        buf[:] = self.data[a:a + len(buf)]
-    def writeblocks(self, b, buf, off=None):
-        a = b * 512 + (off or 0)
-        self.data[a:a + len(buf)] = buf
-    def ioctl(self, op, arg):
-        if op == 4:
-            return len(self.data) // 512
-        if op == 5:
-            return 512
-        if op == 6:
-            return 0
-bd = RAMBlock(128)
-vfs.VfsLfs2.mkfs(bd)
-vfs.mount(vfs.VfsLfs2(bd), '/ram')
-with open('/ram/modfast.py', 'w') as f:
-    f.write('def fsum(n):\\n    t = 0\\n    for i in range(n):\\n        t += i\\n    return t\\n')
-sys.path.append('/ram')
-import modfast
-'''
+RAMFS = prog("ramfs_module")
 
 
 def test_a_def_imported_from_a_file_is_read_again(g):

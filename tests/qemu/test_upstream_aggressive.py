@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from guestprog import prog
 
 from tools.guest.guestconsole import ROOT
 
@@ -21,18 +22,7 @@ SLICE = {"basics": 12, "float": 8, "micropython": 8}
 UNSUITABLE = re.compile(r"unittest|input\(|__file__|import (?!\w*(sys|gc|micropython|array|"
                         r"math|cmath|struct|_rw|io|os|time|random|collections|errno))\w")
 
-DRIVER = r'''
-import _rw
-def runsrc(src, aggr):
-    code = compile(src, 'test.py', 'exec')
-    _rw.aggressive(aggr)
-    try:
-        exec(code, {'__name__': '__main__'})
-    except BaseException as e:
-        print('EXC', type(e).__name__, e.args)
-    finally:
-        _rw.aggressive(False)
-'''
+DRIVER = prog("upstream_driver")
 
 
 def selected() -> list[str]:

@@ -6,29 +6,12 @@ from __future__ import annotations
 
 import re
 
+from guestprog import prog
+
 FROZEN = ("asyncio", "asyncio.core", "asyncio.funcs", "asyncio.event", "asyncio.lock",
           "asyncio.stream", "sysinfo", "field", "lo")
 
-WALK = """
-import vm
-def vwalk(obj, seen, out):
-    for name in dir(obj):
-        try:
-            v = getattr(obj, name)
-        except Exception:
-            continue
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if isinstance(v, type):
-            vwalk(v, seen, out)
-            continue
-        try:
-            r = vm.check(v, 'trusted')
-        except TypeError:
-            continue
-        out.append((name, r))
-"""
+WALK = prog("verifier_walk")
 
 
 def test_frozen_modules_verify(guest):
@@ -88,16 +71,7 @@ def test_not_bytecode_is_a_type_error(guest):
     assert "TypeError" in guest.run("vm.verify(print)")
 
 
-LOCUS_SRC = '''
-SEEN = 0
-def step(ctx):
-    global SEEN
-    SEEN += 1
-    return [c for c in range(3) if c > LIMIT], len(ctx.mem)
-def init(ctx):
-    global OLD
-    del OLD
-'''
+LOCUS_SRC = prog("locus_module")
 
 
 def test_names_and_verify_of_a_compiled_module(guest):

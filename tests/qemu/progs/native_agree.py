@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: MIT
+# test_opt_native.py: the same functions as bytecode and as native code, compared over many
+# operands (small-int edges, big ints, floats, other types), subscripts and attributes.
+import random
+OPS = ['+', '-', '*', '&', '|', '^', '<', '>', '<=', '>=', '==', '!=']
+CODE = "def f(a, b):\n    return (" + ", ".join("a %s b" % o for o in OPS) + ")\n"
+CODE += ("def h(a, b):\n    x = a\n    x += b\n    y = a\n    y -= b\n    z = a\n"
+         "    z *= b\n    w = a\n    w &= b\n    w |= b\n    w ^= a\n"
+         "    return x, y, z, w, (1 if a < b else 2), (3 if a == b else 4)\n")
+CODE += "def s(a, i):\n    return a[i]\n"
+CODE += "def t(a, i):\n    a[i] = 9\n    return a\n"
+nb = {}
+nn = {}
+exec(CODE, nb)
+exec(CODE.replace("def ", "@micropython.native\ndef "), nn)
+B = 2**62
+VALS = [0, 1, -1, 2, -2, 7, -7, 2**31, -2**32, B - 1, -B, B // 2, -B // 2, B - 2,
+        3037000499, -3037000499, 2**62 + 5, -2**63, 1.5, True, False, 'a', (1,)]
+def outcome(fn, a, b):
+    try:
+        return ('ok', fn(a, b) if fn.__name__ != 'at' else fn(a))
+    except Exception as e:
+        return ('exc', type(e))
+def same(x, y):
+    if x[0] != y[0]:
+        return False
+    if x[0] == 'exc':
+        return x[1] is y[1]
+    return all(type(p) is type(q) and p == q for p, q in zip(x[1], y[1]))
+def agree(rounds):
+    n = bad = 0
+    pairs = [(a, b) for a in VALS for b in VALS]
+    for _ in range(rounds):
+        a = ((random.getrandbits(32) << 32) | random.getrandbits(32)) - 2**63
+        b = ((random.getrandbits(32) << 32) | random.getrandbits(32)) - 2**63
+        pairs.append((a >> random.getrandbits(6), b >> random.getrandbits(6)))
+    for a, b in pairs:
+        for k in ('f', 'h'):
+            n += 1
+            if not same(outcome(nb[k], a, b), outcome(nn[k], a, b)):
+                bad += 1
+                print('MISMATCH', k, a, b)
+    return n, bad
+class A:
+    x = 'class'
+class WithMember(A):
+    def __init__(self):
+        self.x = 'member'
+class Prop:
+    @property
+    def x(self):
+        return 'property'
+class Fallback:
+    def __getattr__(self, name):
+        return 'getattr ' + name
+class Slotless(WithMember):
+    pass
+import sys as _sys
+ATTR_OBJS = [A(), WithMember(), Prop(), Fallback(), Slotless(), A, 1, 'x', None, _sys]
+AT = "def at(o):\n    return o.x\n"
+exec(AT, nb)
+exec("@micropython.native\n" + AT, nn)
+def agree_attr():
+    n = bad = 0
+    for o in ATTR_OBJS:
+        n += 1
+        x, y = outcome(nb['at'], o, 0), outcome(nn['at'], o, 0)
+        if x[0] != y[0] or x[1] != y[1] and not (x[0] == 'exc' and x[1] is y[1]):
+            bad += 1
+            print('MISMATCH', o, x, y)
+    return n, bad
+SEQS = [[1, 2, 3], (4, 5, 6), 'abc', b'xyz', bytearray(b'pq'), {0: 'a', -1: 'b'}, [], (),
+        range(5), 7, None]
+IDXS = [0, 1, 2, 3, -1, -3, -4, 2**40, -2**40, 2**70, True, 1.0, 'a', None]
+def fresh(a):
+    return list(a) if type(a) is list else bytearray(a) if type(a) is bytearray else (
+        dict(a) if type(a) is dict else a)
+def agree_subscr():
+    n = bad = 0
+    for a in SEQS:
+        for i in IDXS:
+            for k in ('s', 't'):
+                n += 1
+                x = outcome(nb[k], fresh(a), i)
+                y = outcome(nn[k], fresh(a), i)
+                if x[0] != y[0] or (x[0] == 'exc' and x[1] is not y[1]) or (
+                        x[0] == 'ok' and (type(x[1]) is not type(y[1]) or x[1] != y[1])):
+                    bad += 1
+                    print('MISMATCH', k, a, i, x, y)
+    return n, bad

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: MIT
+# test_opt_native.py: native call-site caches against bytecode while the names, classes
+# and instances they cached change between calls.
+import builtins
+SITES = """
+def lg():
+    return (K, len)
+class M:
+    def m(self):
+        return 'M.m'
+class Sub(M):
+    def m(self):
+        return 'Sub.m'
+class Inh(M):
+    pass
+class P:
+    pass
+class PP:
+    a = property(lambda s: 'got', lambda s, v: None)
+def callm(o):
+    return o.m()
+def st(o, v):
+    o.a = v
+    return o.a
+def sf(a, b=2):
+    return (a, b)
+def sv(a, *r):
+    return (a, r)
+def su(a):
+    if a:
+        x = 1
+    return x
+"""
+cb = {}
+cn = {}
+exec(SITES, cb)
+def native(src):
+    out = []
+    for line in src.split("\n"):
+        body = line.lstrip()
+        if body.startswith("def "):
+            out.append(line[:len(line) - len(body)] + "@micropython.native")
+        out.append(line)
+    return "\n".join(out)
+exec(native(SITES), cn)
+# (a change made in both namespaces, a call): each call runs again at the same call
+# sites, so every cached guess from the calls before it is tested against the change.
+STEPS = [
+    ("K = 1", "lg()"), ("K = 2", "lg()"), ("del K", "lg()"), ("K = 3", "lg()"),
+    ("len = 'shadow'", "lg()"), ("del len", "lg()"),
+    ("for i in range(40): globals()['g%d' % i] = i", "lg()"),
+    ("for i in range(0, 40, 3): del globals()['g%d' % i]", "lg()"),
+    ("len = 'late'", "lg()"), ("del len", "lg()"),
+    ("", "callm(M())"), ("", "callm(M())"), ("", "callm(Sub())"), ("", "callm(Inh())"),
+    ("o = M(); o.m = lambda: 'member'", "callm(o)"), ("", "callm(M())"),
+    ("M.m = lambda self: 'replaced'", "callm(M())"),
+    ("M.m = staticmethod(lambda: 'static')", "callm(M())"),
+    ("M.m = classmethod(lambda c: c.__name__)", "callm(M())"),
+    ("del M.m", "callm(M())"), ("M.m = lambda self: 'back'", "callm(M())"),
+    ("", "callm(1)"), ("", "callm(M)"),
+    ("", "st(M(), 1)"), ("", "st(M(), 2)"), ("o = M(); o.a = 0; o.b = 0", "st(o, 3)"),
+    ("", "st(Sub(), 4)"), ("", "st(1, 5)"),
+    ("", "st(P(), 6)"), ("P.a = property(lambda s: 'got', lambda s, v: None)", "st(P(), 7)"),
+    ("del P.a", "st(P(), 8)"), ("", "st(PP(), 10)"), ("", "st(M(), 11)"), ("", "st(PP(), 12)"),
+    ("class SA:\n    def __setattr__(self, n, v):\n        object.__setattr__(self, n, v * 2)",
+     "st(SA(), 9)"),
+    ("", "sf(1)"), ("", "sf(1, 3)"), ("", "sf(1, b=4)"), ("", "sf()"), ("", "sf(1, 2, 3)"),
+    ("", "sv(1)"), ("", "sv(1, 2, 3)"), ("", "su(1)"), ("", "su(0)"), ("", "su(1)"),
+]
+def run(ns, code):
+    try:
+        return ('ok', repr(eval(code, ns)))
+    except Exception as e:
+        return ('exc', type(e).__name__)
+def agree_caches():
+    n = bad = 0
+    for change, call in STEPS:
+        for ns in (cb, cn):
+            exec(change, ns)
+        n += 1
+        x, y = run(cb, call), run(cn, call)
+        if x != y:
+            bad += 1
+            print('MISMATCH', change, call, x, y)
+    # A builtin overridden through the builtins module, then put back.
+    real = builtins.len
+    builtins.len = 'over'
+    n += 1
+    if run(cb, 'lg()') != run(cn, 'lg()'):
+        bad += 1
+        print('MISMATCH override')
+    builtins.len = real
+    n += 1
+    if run(cb, 'lg()') != run(cn, 'lg()'):
+        bad += 1
+        print('MISMATCH restored')
+    return n, bad
