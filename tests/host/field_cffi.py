@@ -26,34 +26,22 @@ def build():
                           flags=FLAGS, vendored=[SHA])
 
 
-# A native driver for the snapshot parser under AddressSanitizer (which cannot be
-# loaded into a running Python): each file is copied into a buffer of exactly its size.
-ASAN_DRIVER = r"""
+# The snapshot parser under AddressSanitizer (which cannot be loaded into a running
+# Python), in a native driver: every file through check, restore and diff.
+ASAN_CHECK = r"""
 #include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
 #include "field.h"
-int main(int argc, char **argv) {
+static void check_file(const unsigned char *buf, size_t n) {
     static unsigned char arena[1 << 22];
-    for (int i = 1; i < argc; i++) {
-        FILE *fp = fopen(argv[i], "rb");
-        if (!fp) return 2;
-        fseek(fp, 0, SEEK_END); long n = ftell(fp); fseek(fp, 0, SEEK_SET);
-        unsigned char *buf = malloc(n ? (size_t)n : 1);
-        if (n && fread(buf, 1, (size_t)n, fp) != (size_t)n) return 2;
-        fclose(fp);
-        field_snap_info_t info;
-        int rc = field_snapshot_check(buf, (size_t)n, &info);
-        field_t f;
-        field_init(&f, arena, sizeof arena, 64, 8, 4);
-        int rr = field_restore(&f, buf, (size_t)n);
-        uint32_t total = 0;
-        field_diff_t d[4];
-        int rd = field_diff(buf, (size_t)n, buf, (size_t)n, d, 4, &total);
-        printf("%d %d %d %u\n", rc, rr, rd, total);
-        free(buf);
-    }
-    return 0;
+    field_snap_info_t info;
+    int rc = field_snapshot_check(buf, n, &info);
+    field_t f;
+    field_init(&f, arena, sizeof arena, 64, 8, 4);
+    int rr = field_restore(&f, buf, n);
+    uint32_t total = 0;
+    field_diff_t d[4];
+    int rd = field_diff(buf, n, buf, n, d, 4, &total);
+    printf("%d %d %d %u\n", rc, rr, rd, total);
 }
 """
 
@@ -62,7 +50,7 @@ def asan_driver():
     """Path of the ASan+UBSan driver, or None if this host cannot build one."""
     try:
         return cffihost.executable("field_asan", sources(), [FIELD, SHA.parent],
-                                   driver=ASAN_DRIVER, flags=FLAGS, vendored=[SHA])
+                                   check_file=ASAN_CHECK, flags=FLAGS, vendored=[SHA])
     except (OSError, subprocess.CalledProcessError):
         return None
 

@@ -32,27 +32,11 @@ DUP_TOP, ROT_TWO, ROT_THREE, LOAD_GLOBAL, POP_JUMP_IF_FALSE = 0x57, 0x5A, 0x5B, 
 EXCEPTION_MATCH = 0xD7 + 8
 
 
-def _size(code: bytes, p: int) -> int:
-    """Length of the instruction at p (the 1.25.0 encoding)."""
-    op = code[p]
-    fmt = (0x3A4 >> (2 * (op >> 4))) & 3
-    q = p + 1
-    if fmt in (1, 2):
-        while code[q] & 0x80:
-            q += 1
-        q += 1
-    elif fmt == 3:
-        q += 2 if code[q] & 0x80 else 1
-    if (op & 0x9E) == 0:
-        q += 1
-    return q - p
-
-
 def _insns(code: bytes) -> list[int]:
     out, p = [], H.opcodes_start(code)
     while p < len(code) and any(code[p:]):
         out.append(p)
-        p += _size(code, p)
+        p += H.insn_size(code, p)
     return out
 
 
@@ -68,7 +52,7 @@ def _head(code: bytes) -> tuple[int, int]:
                 rel = ((code[j + 1] & 0x7F) | (code[j + 2] << 7)) - 0x4000
             else:
                 rel = code[j + 1] - 0x40
-            return offs[i + 1], j + _size(code, j) + rel
+            return offs[i + 1], j + H.insn_size(code, j) + rel
     raise AssertionError("no async-with handler head")
 
 

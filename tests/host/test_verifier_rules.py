@@ -31,20 +31,9 @@ def find(code: bytes, opcode: int) -> int:
     """First offset holding opcode, scanning instruction by instruction."""
     p = H.opcodes_start(code)
     while p < len(code):
-        op = code[p]
-        if op == opcode:
+        if code[p] == opcode:
             return p
-        fmt = (0x3A4 >> (2 * (op >> 4))) & 3
-        q = p + 1
-        if fmt in (1, 2):
-            while code[q] & 0x80:
-                q += 1
-            q += 1
-        elif fmt == 3:
-            q += 2 if code[q] & 0x80 else 1
-        if (op & 0x9E) == 0:
-            q += 1
-        p = q
+        p += H.insn_size(code, p)
     raise AssertionError(f"opcode {opcode:#x} not found")
 
 

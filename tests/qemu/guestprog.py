@@ -5,14 +5,11 @@ lines (the SPDX line, what the program is for) that the guest never sees."""
 
 from pathlib import Path
 
+from tools.guest.console import program
+
 PROGS = Path(__file__).resolve().parent / "progs"
 
 
 def prog(name: str) -> str:
-    """The text of progs/<name>.py from its first line that is not a comment: what is
-    pasted, so line numbers in the guest count from there."""
-    lines = (PROGS / f"{name}.py").read_text().splitlines(keepends=True)
-    start = 0
-    while start < len(lines) and lines[start].startswith("#"):
-        start += 1
-    return "".join(lines[start:])
+    """The text of progs/<name>.py as the guest gets it (console.program)."""
+    return program(PROGS / f"{name}.py")

@@ -21,17 +21,23 @@ def ok(guest, line: str, timeout: float = 60) -> str:
     return out
 
 
+def stress(guest, rounds: int, flips: int, applied: int, undone: int, raised: int) -> None:
+    """`rounds` rounds: none may differ from the twin's; at least `flips` flips, of which
+    1/applied applied, 1/undone undone, and at least `raised` exceptions thrown."""
+    bad = guest.ask(f"[repr(x)[:600] for x in stress({rounds})][:3]", timeout=600)
+    assert bad == [], bad
+    st = guest.ask("ST")
+    assert st["flips"] >= flips and st["applied"] >= st["flips"] // applied, st
+    assert st["undone"] >= st["flips"] // undone and st["raised"] >= raised, st
+
+
 def test_random_rewrites_under_running_code_match_the_twin(guest):
     guest.paste(SETUP)
     assert guest.eval("[digest(f) for f in fns(T)] == D0") == "True"
     assert guest.ask("all(_rw.plan(f) for f in fns(R))") is True
-    bad = guest.ask("[repr(x)[:600] for x in stress(100)][:3]", timeout=600)
-    assert bad == [], bad
-    st = guest.ask("ST")
     # Thousands of cycles, most of them writing or restoring bytes, and exceptions thrown
     # through the running code on both sides.
-    assert st["flips"] >= 3000 and st["applied"] >= st["flips"] // 4, st
-    assert st["undone"] >= st["flips"] // 10 and st["raised"] >= 100, st
+    stress(guest, 100, flips=3000, applied=4, undone=10, raised=100)
     ok(guest, "[_rw.undo(f) for f in fns(R)]")
     assert guest.eval("[digest(f) for f in fns(R)] == D0") == "True"
     assert guest.ask("[_rw.undo(f) for f in fns(R)]") == [0] * 9
@@ -64,11 +70,7 @@ def test_random_promotions_to_native_twins_under_running_code_match_the_twin(gue
     # run the other; the final demotion leaves every function's bytes as they were.
     ok(guest, "FLIP[0] = pflip; ST.update(flips=0, applied=0, undone=0, raised=0)")
     assert guest.eval("all(TWIN[id(f)] is not None for f in fns(R))") == "True"
-    bad = guest.ask("[repr(x)[:600] for x in stress(60)][:3]", timeout=600)
-    assert bad == [], bad
-    st = guest.ask("ST")
-    assert st["flips"] >= 2000 and st["applied"] >= st["flips"] // 10, st
-    assert st["undone"] >= st["flips"] // 20 and st["raised"] >= 60, st
+    stress(guest, 60, flips=2000, applied=10, undone=20, raised=60)
     ok(guest, "[_rw.demote(f) for f in fns(R)]")
     assert guest.eval("[_rw.twin(f) for f in fns(R)] == [None] * 9") == "True"
     assert guest.eval("[digest(f) for f in fns(R)] == D0") == "True"

@@ -196,20 +196,46 @@ def asan_env() -> dict[str, str]:
     return env
 
 
+# The main() of a sanitizer driver over input files: each file named on the command line
+# is copied into a heap buffer of exactly its size, so that any over-read is caught, and
+# given to the driver's own check_file().
+FILES_MAIN = r"""
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+    for (int i = 1; i < argc; i++) {
+        FILE *fp = fopen(argv[i], "rb");
+        if (!fp) return 2;
+        fseek(fp, 0, SEEK_END); long n = ftell(fp); fseek(fp, 0, SEEK_SET);
+        unsigned char *buf = malloc(n ? (size_t)n : 1);
+        if (n && fread(buf, 1, (size_t)n, fp) != (size_t)n) return 2;
+        fclose(fp);
+        check_file(buf, (size_t)n);
+        free(buf);
+    }
+    return 0;
+}
+"""
+
+
 def executable(name: str, sources: list[Path], include_dirs: list[Path], *,
-               driver: str | None = None, variant: str = "asan", flags: tuple[str, ...] = (),
-               vendored: list[Path] = (), warn: bool = True) -> Path:
-    """A native program (a sanitizer driver) of `sources` (and `driver`, the C text of a
-    main() kept in a test), built under build/host/<name>/ once per change. A failed
-    compile raises CalledProcessError (its stderr says why)."""
+               check_file: str | None = None, variant: str = "asan",
+               flags: tuple[str, ...] = (), vendored: list[Path] = (),
+               warn: bool = True) -> Path:
+    """A native program (a sanitizer driver) of `sources`, built under build/host/<name>/
+    once per change. check_file: C text defining `static void check_file(const unsigned
+    char *buf, size_t n)` (and what it includes), run by FILES_MAIN on every file the
+    program is given; without it a source has the main(). A failed compile raises
+    CalledProcessError (its stderr says why)."""
     out = OUT / name
     out.mkdir(parents=True, exist_ok=True)
     cflags = BASE + SANITIZE[variant] + list(flags)
     deps = _dependencies([*sources, *vendored], include_dirs, cflags)
-    exe = out / (f"{name}_{variant}_" + _digest(driver, cflags, warn, VENDORED, files=deps))
-    if driver is not None:
+    exe = out / (f"{name}_{variant}_" + _digest(check_file, FILES_MAIN, cflags, warn, VENDORED,
+                                                files=deps))
+    if check_file is not None:
         main = out / f"{exe.name}.c"
-        main.write_text(driver)
+        main.write_text(check_file + FILES_MAIN)
         sources = [main, *sources]
     if not exe.exists():
         objects = []

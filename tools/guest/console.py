@@ -114,6 +114,17 @@ def open_link(port: str, baud: int = 115200, wait: float = 0.0) -> Link:
             time.sleep(0.05)
 
 
+def program(path: Path) -> str:
+    """A guest program kept as a file (tests/qemu/progs/): its text from the first line
+    that is not a comment. The header (SPDX line, what the program is for) stays on the
+    host, so the guest's line numbers count from the program's first line."""
+    lines = Path(path).read_text().splitlines(keepends=True)
+    start = 0
+    while start < len(lines) and lines[start].startswith("#"):
+        start += 1
+    return "".join(lines[start:])
+
+
 def _regex(pattern) -> re.Pattern:
     # DOTALL: a `.` in a console pattern may cross line ends.
     if isinstance(pattern, re.Pattern):

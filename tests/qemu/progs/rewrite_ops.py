@@ -2,12 +2,26 @@
 # test_rewrite_ops.py, after decode()/find() (tools/guest/rwguest.py): twins of one source,
 # one patched by hand, compared over argument sets, with globals and builtins changing.
 import _rwops, io, sys, _budget
-def twin(src, name):
+def twin_globals(src):
     g1 = {}
     g2 = {}
     exec(src, g1)
     exec(src, g2)
+    return g1, g2
+def twin(src, name):
+    g1, g2 = twin_globals(src)
     return g1[name], g2[name]
+def patch(b, pat, new):
+    # Writes `new` over the head of b's first `pat`, counting guard misses from zero.
+    off = find(b, pat)
+    old = _rwops.poke(b, off, new)
+    _rwops.reset()
+    return off, old
+def patched_twins(src, name, pat, new):
+    # Both namespaces and both twins, the second one patched.
+    g1, g2 = twin_globals(src)
+    patch(g2[name], pat, new)
+    return g1, g2, g1[name], g2[name]
 def cp(x):
     return type(x)(x) if isinstance(x, (list, dict)) else x
 def outcome(fn, args):
@@ -20,9 +34,7 @@ def outcome(fn, args):
         return ('exc', type(e).__name__, s.getvalue())
 def compare(src, name, pat, new, argsets):
     a, b = twin(src, name)
-    off = find(b, pat)
-    old = _rwops.poke(b, off, new)
-    _rwops.reset()
+    off, old = patch(b, pat, new)
     bad = []
     for args in argsets:
         x = outcome(a, args)
@@ -67,14 +79,7 @@ SPAIRS = [(a, b) for a in INTS + OTHERS for b in SHIFTS
 def binop(b):
     return (0xd7 + b,)
 def gscript(src, name, pat, new, arg):
-    g1 = {}
-    g2 = {}
-    exec(src, g1)
-    exec(src, g2)
-    a = g1[name]
-    b = g2[name]
-    _rwops.poke(b, find(b, pat), new)
-    _rwops.reset()
+    g1, g2, a, b = patched_twins(src, name, pat, new)
     bad = []
     for step in range(80):
         for g in (g1, g2):
@@ -95,14 +100,7 @@ def gscript(src, name, pat, new, arg):
     return _rwops.misses(b), bad[:2]
 def bscript(src, name, pat, new, arg):
     import builtins
-    g1 = {}
-    g2 = {}
-    exec(src, g1)
-    exec(src, g2)
-    a = g1[name]
-    b = g2[name]
-    _rwops.poke(b, find(b, pat), new)
-    _rwops.reset()
+    g1, g2, a, b = patched_twins(src, name, pat, new)
     bad = []
     for step in range(60):
         k = step % 10
@@ -201,14 +199,7 @@ def mobjs():
            [1], (2,), None, 2**70, 1.5]
     return out
 def mscript(src, name, pat, new):
-    g1 = {}
-    g2 = {}
-    exec(src, g1)
-    exec(src, g2)
-    a = g1[name]
-    b = g2[name]
-    _rwops.poke(b, find(b, pat), new)
-    _rwops.reset()
+    g1, g2, a, b = patched_twins(src, name, pat, new)
     class K:
         def m(s, x):
             return ('K.m', x)

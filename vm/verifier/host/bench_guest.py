@@ -12,31 +12,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))  # `tools` importable
+from tools.guest.console import program  # noqa: E402
 from tools.guest.guestconsole import IMAGE, Guest  # noqa: E402
 
 OUT = ROOT / "build" / "host" / "verifier" / "bench_guest.json"
 FROZEN = "asyncio, asyncio.core, asyncio.funcs, asyncio.event, asyncio.lock, asyncio.stream"
 REPS = 20
 
-SETUP = """
-import vm, time
-def vfuns(obj, seen, out):
-    for name in dir(obj):
-        try:
-            v = getattr(obj, name)
-        except Exception:
-            continue
-        if id(v) in seen:
-            continue
-        seen.add(id(v))
-        if isinstance(v, type):
-            vfuns(v, seen, out)
-        else:
-            try:
-                if vm.check(v, 'trusted') is None:
-                    out.append(v)
-            except TypeError:
-                pass
+# The walker test_verifier.py uses too (vwalk), then the timing loop.
+SETUP = program(ROOT / "tests" / "qemu" / "progs" / "verifier_walk.py") + """
+import time
 def vbench(fns, reps):
     t = time.ticks_cpu()
     for _ in range(reps):
@@ -57,8 +42,8 @@ def main() -> None:
         g.boot()
         g.paste(SETUP)
         g.run("import " + FROZEN)
-        n = int(g.eval(f"fns = []; _ = [vfuns(m, set(), fns) for m in ({FROZEN},)]; "
-                       "print(len(fns))"))
+        n = int(g.eval(f"w = []; _ = [vwalk(m, set(), w) for m in ({FROZEN},)]; "
+                       "fns = [o[1] for o in w if o[2] is None]; del w; print(len(fns))"))
         stats = g.eval("s = [vm.stats(f, 'trusted') for f in fns]; "
                        "print(sum(x[0] for x in s), sum(x[1] for x in s), "
                        "sum(x[2] for x in s))").split()

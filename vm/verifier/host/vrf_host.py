@@ -199,6 +199,23 @@ def opcodes_start(code: bytes) -> int:
     return p + n_info + n_cell
 
 
+def insn_size(code: bytes, p: int) -> int:
+    """Length of the instruction at code[p], by MicroPython 1.25.0's operand formats
+    (py/bc0.h: MP_BC_FORMAT, MP_BC_MASK_EXTRA_BYTE), decoded here apart from the C."""
+    op = code[p]
+    fmt = (0x3A4 >> (2 * (op >> 4))) & 3
+    q = p + 1
+    if fmt in (1, 2):
+        while code[q] & 0x80:
+            q += 1
+        q += 1
+    elif fmt == 3:
+        q += 2 if code[q] & 0x80 else 1
+    if (op & 0x9E) == 0:
+        q += 1
+    return q - p
+
+
 def mpy_cross(source: str | Path, name: str = "<src>.py") -> bytes:
     """Compiles Python source text (or a file) to .mpy bytes with the tree's mpy-cross."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -211,6 +228,16 @@ def mpy_cross(source: str | Path, name: str = "<src>.py") -> bytes:
         subprocess.run([str(MPY_CROSS), "-o", str(out), "-s", Path(name).name, str(src)],
                        check=True, capture_output=True)
         return out.read_bytes()
+
+
+def generated_mpy(source: str) -> Mpy | None:
+    """The parsed .mpy of a generated program, or None when the compiler rejects it (a
+    property test then has nothing to check)."""
+    try:
+        data = mpy_cross(source)
+    except Exception:  # noqa: BLE001 - whatever mpy-cross refuses
+        return None
+    return parse_mpy(data)
 
 
 # ---- Verification ---------------------------------------------------------------------
