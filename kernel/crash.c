@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Deliberate unrecoverable faults inside the kernel's own C, so the tests can prove the
-// fault dump still works now that faults from Python are recovered (kernel.crash()).
+// fault dump still works although faults from Python are recovered (kernel.crash()).
 #include "arch.h"
 #include "config.h"
 #include "kernel.h"
