@@ -188,8 +188,8 @@ def split_markdown(text: str) -> tuple[list[Snippet], str]:
             while j > i and not lines[j - 1].strip():
                 j -= 1
             body = lines[i:j]
-            repl = not body[0].lstrip().startswith(">>>")  # a REPL session is Python
-            blocks.append(Snippet("\n".join(body), i + 1, repl))
+            shell = not body[0].lstrip().startswith(">>>")  # a REPL session is Python
+            blocks.append(Snippet("\n".join(body), i + 1, shell))
             for k in range(i, j):
                 prose[k] = ""
             i = j
