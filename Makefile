@@ -32,7 +32,7 @@ LAUNCH_OPTS := --mem $(MEM) $(if $(ICOUNT),--icount)
 
 export MICROPY_DIR
 
-.PHONY: all setup build image run debug test test-host test-qemu lint bench clean distclean
+.PHONY: all setup build image run debug test test-host test-qemu lint docs-check bench clean distclean
 
 all: build
 
@@ -114,7 +114,7 @@ debug: build
 	@$(PY) qemu/launch.py debug --image $(IMAGE) $(LAUNCH_OPTS) --elf $(KERNEL_ELF) -- $(QEMU_ARGS)
 
 # ---- Tests -----------------------------------------------------------------------------
-test: build lint
+test: build lint docs-check
 	@$(PY) -m pytest -q tests/host tests/qemu
 
 test-host: build
@@ -128,6 +128,10 @@ bench: build
 
 lint: $(SETUP_STAMP)
 	@$(VENV)/bin/ruff check --quiet tools tests qemu vm loci
+
+# Every `make TARGET` and repository path the tracked *.md files name must exist.
+docs-check: $(SETUP_STAMP)
+	@$(PY) tools/build/docs_check.py
 
 clean:
 	rm -rf $(BUILD)/boot $(BUILD)/kernel $(BUILD)/port $(BUILD)/*.elf $(IMAGE)

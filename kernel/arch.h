@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // x86_64 instructions the rest of the kernel needs, as inline functions with arch_
-// names, so no other file carries inline assembly.
+// names, so no other C file in kernel/ carries inline assembly (the assembly that
+// cannot live in a C function is in entry.S, isr.S and probe_access.S).
 #ifndef LOCIOS_KERNEL_ARCH_H
 #define LOCIOS_KERNEL_ARCH_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 static inline uint8_t arch_in8(uint16_t port) {
@@ -82,6 +84,74 @@ static inline uint64_t arch_read_flags(void) {
 static inline void arch_cli(void) { __asm__ volatile("cli" ::: "memory"); }
 static inline void arch_sti(void) { __asm__ volatile("sti" ::: "memory"); }
 static inline void arch_pause(void) { __asm__ volatile("pause"); }
+
+// Halt with interrupts off: only an NMI, SMI or reset wakes the CPU.
+static inline void arch_cli_halt(void) { __asm__ volatile("cli; hlt"); }
+
+// For a caller running with interrupts off: open them for the halt alone and close them
+// again on wake-up. sti takes effect after the next instruction, so an interrupt that
+// arrives between the caller's last check and the hlt still ends the halt.
+static inline void arch_halt_until_interrupt(void) {
+    __asm__ volatile("sti; hlt; cli" ::: "memory");
+}
+
+// Raise #UD on purpose (kcrash's invalid-opcode case).
+static inline void arch_invalid_opcode(void) { __asm__ volatile("ud2"); }
+
+// A software interrupt through the IDT. `int` takes its vector as an immediate, so this
+// is a macro: the vector must be a compile-time constant.
+#define arch_soft_int(vector) __asm__ volatile("int %0" : : "i"(vector) : "memory")
+
+// Byte copy and fill with the string instructions (the kernel's memcpy and memset).
+static inline void arch_copy_bytes(void *dst, const void *src, size_t n) {
+    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+}
+static inline void arch_fill_bytes(void *dst, int c, size_t n) {
+    __asm__ volatile("rep stosb" : "+D"(dst), "+c"(n) : "a"(c) : "memory");
+}
+
+// Reset the x87 unit and load MXCSR (SSE control and status).
+static inline void arch_fpu_init(uint32_t mxcsr) {
+    __asm__ volatile("fninit; ldmxcsr %0" : : "m"(mxcsr));
+}
+
+// The operand of lgdt and lidt.
+struct __attribute__((packed)) arch_table_ptr {
+    uint16_t limit;
+    uint64_t base;
+};
+
+// Load a GDT, reload CS (by a far return) and the data segments from it, and load the
+// task register. code, data and tss are selectors into the new table.
+static inline void arch_load_gdt(const struct arch_table_ptr *p, uint16_t code,
+                                 uint16_t data, uint16_t tss) {
+    __asm__ volatile(
+        "lgdt %0\n"
+        "pushq %1\n"
+        "leaq 1f(%%rip), %%rax\n"
+        "pushq %%rax\n"
+        "lretq\n"
+        "1:\n"
+        "movw %w2, %%ax\n"
+        "movw %%ax, %%ds\n"
+        "movw %%ax, %%es\n"
+        "movw %%ax, %%ss\n"
+        "movw %%ax, %%fs\n"
+        "movw %%ax, %%gs\n"
+        "ltr %w3\n"
+        : : "m"(*p), "ri"((uint64_t)code), "r"(data), "r"(tss) : "rax", "memory");
+}
+
+static inline void arch_load_idt(const struct arch_table_ptr *p) {
+    __asm__ volatile("lidt %0" : : "m"(*p));
+}
+
+// Load an empty IDT and raise an exception: with no gate to deliver it, the CPU
+// double- then triple-faults and resets. The reset of last resort.
+static inline void arch_triple_fault(void) {
+    struct arch_table_ptr empty = {0, 0};
+    __asm__ volatile("lidt %0; int3" : : "m"(empty));
+}
 
 #define ARCH_RFLAGS_IF   (1ULL << 9)
 

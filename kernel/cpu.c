@@ -29,11 +29,6 @@ struct __attribute__((packed)) idt_gate {
     uint32_t offset_hi, reserved;
 };
 
-struct __attribute__((packed)) table_ptr {
-    uint16_t limit;
-    uint64_t base;
-};
-
 static uint64_t gdt[5] __attribute__((aligned(16)));
 static struct tss64 tss __attribute__((aligned(16)));
 static struct idt_gate idt[256] __attribute__((aligned(16)));
@@ -51,7 +46,7 @@ void cpu_enable_sse(void) {
     arch_write_cr0(cr0);
     arch_write_cr4(arch_read_cr4() | ARCH_CR4_OSFXSR | ARCH_CR4_OSXMMEXCPT);
     uint32_t mxcsr = 0x1f80;   // all SSE exceptions masked, round to nearest
-    __asm__ volatile("fninit; ldmxcsr %0" : : "m"(mxcsr));
+    arch_fpu_init(mxcsr);
 }
 
 void cpu_init_gdt(void) {
@@ -72,22 +67,8 @@ void cpu_init_gdt(void) {
     }
     tss.iomap_base = sizeof(tss);   // no I/O permission bitmap
 
-    struct table_ptr p = {sizeof(gdt) - 1, (uintptr_t)gdt};
-    __asm__ volatile(
-        "lgdt %0\n"
-        "pushq %1\n"
-        "leaq 1f(%%rip), %%rax\n"
-        "pushq %%rax\n"
-        "lretq\n"
-        "1:\n"
-        "movw %w2, %%ax\n"
-        "movw %%ax, %%ds\n"
-        "movw %%ax, %%es\n"
-        "movw %%ax, %%ss\n"
-        "movw %%ax, %%fs\n"
-        "movw %%ax, %%gs\n"
-        "ltr %w3\n"
-        : : "m"(p), "i"(GDT_KCODE), "r"(GDT_KDATA), "r"(GDT_TSS) : "rax", "memory");
+    struct arch_table_ptr p = {sizeof(gdt) - 1, (uintptr_t)gdt};
+    arch_load_gdt(&p, GDT_KCODE, GDT_KDATA, GDT_TSS);
 }
 
 size_t cpu_ist_stacks(const struct cpu_stack **out) {
@@ -105,6 +86,6 @@ void cpu_init_idt(void) {
             .offset_mid = h >> 16 & 0xffff, .offset_hi = h >> 32,
         };
     }
-    struct table_ptr p = {sizeof(idt) - 1, (uintptr_t)idt};
-    __asm__ volatile("lidt %0" : : "m"(p));
+    struct arch_table_ptr p = {sizeof(idt) - 1, (uintptr_t)idt};
+    arch_load_idt(&p);
 }

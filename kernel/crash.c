@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Deliberate unrecoverable faults inside the kernel's own C, so the tests can prove the
-// fault dump still works now that faults from Python are recovered (kernel.crash()).
+// fault dump still works although faults from Python are recovered (kernel.crash()).
+#include "arch.h"
 #include "config.h"
 #include "kernel.h"
 
@@ -26,7 +27,7 @@ void kcrash(enum kcrash_kind kind) {
             break;
         }
         case KCRASH_INVALID_OPCODE:
-            __asm__ volatile("ud2");
+            arch_invalid_opcode();
             break;
         case KCRASH_STACK_OVERFLOW:
             (void)overflow(NULL, 0);

@@ -51,7 +51,7 @@ void kirq_get_stats(struct kirq_stats *out) {
 // Software interrupts through the IDT reach the same dispatch as the hardware's
 // spurious deliveries, without leaving an in-service bit in the LAPIC.
 void kirq_raise_spurious(void) {
-    __asm__ volatile("int %0" : : "i"(KVEC_SPURIOUS) : "memory");
-    __asm__ volatile("int %0" : : "i"(KVEC_PIC_BASE + 7) : "memory");
-    __asm__ volatile("int %0" : : "i"(KVEC_PIC_BASE + 15) : "memory");
+    arch_soft_int(KVEC_SPURIOUS);
+    arch_soft_int(KVEC_PIC_BASE + 7);
+    arch_soft_int(KVEC_PIC_BASE + 15);
 }

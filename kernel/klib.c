@@ -5,9 +5,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "arch.h"
+
 void *memcpy(void *restrict dst, const void *restrict src, size_t n) {
     void *ret = dst;
-    __asm__ volatile("rep movsb" : "+D"(dst), "+S"(src), "+c"(n) : : "memory");
+    arch_copy_bytes(dst, src, n);
     return ret;
 }
 
@@ -29,7 +31,7 @@ void *memmove(void *dst, const void *src, size_t n) {
 
 void *memset(void *dst, int c, size_t n) {
     void *ret = dst;
-    __asm__ volatile("rep stosb" : "+D"(dst), "+c"(n) : "a"(c) : "memory");
+    arch_fill_bytes(dst, c, n);
     return ret;
 }
 

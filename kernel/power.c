@@ -14,7 +14,7 @@
 
 static void __attribute__((noreturn)) halt_forever(void) {
     for (;;) {
-        __asm__ volatile("cli; hlt");
+        arch_cli_halt();
     }
 }
 
@@ -62,7 +62,6 @@ void kpower_reset(void) {
     }
     arch_out8(KBC_STATUS_PORT, KBC_CMD_RESET);
     // Last resort: an empty IDT turns the next exception into a triple fault.
-    struct __attribute__((packed)) { uint16_t limit; uint64_t base; } empty = {0, 0};
-    __asm__ volatile("lidt %0; int3" : : "m"(empty));
+    arch_triple_fault();
     halt_forever();
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Recoverable faults. A CPU exception at an instruction listed in .kprobe_table (the
-// checked accessors of probe.S) resumes at its fixup; one raised by code in the
+// checked accessors of probe_access.S) resumes at its fixup; one raised by code in the
 // executable arena (native/viper code) resumes in the port's handler, which turns it
 // into a Python exception. Everything else still goes to the fault dump.
 #include "arch.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Fault-checked memory accessors: one load or store each, listed in .kprobe_table with
-// the instruction that may fault and where to resume if it does (kprobe.c). The fixup
+// the instruction that may fault and where to resume if it does (probe.c). The fixup
 // returns 0; the access itself returns 1. Leaf functions: at the fault the stack holds
 // only the return address, so the fixup can simply `ret`.
 

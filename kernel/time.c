@@ -143,7 +143,7 @@ uint32_t ktime_tick_hz(void) { return tick_hz; }
 void kcpu_wait_for_interrupt(void) {
     uint64_t f = arch_save_flags_cli();
     if (kcon_pending() == 0) {
-        __asm__ volatile("sti; hlt; cli" ::: "memory");
+        arch_halt_until_interrupt();
     }
     arch_restore_flags(f);
 }
