@@ -13,14 +13,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
-from suite import parse
+from suite import run_tests
 
 # run-tests.py skips these under --emit native because upstream native code does not
 # check for unbound locals or empty cells; with 0009 it does, so the `on` build must
@@ -42,21 +40,8 @@ def unbound_checks(binary: Path, tree: Path) -> dict[str, bool]:
 
 def run(binary: Path, tree: Path, dirs: list[str],
         files: list[str] | None = None) -> tuple[dict[str, str], float]:
-    """Verdicts of the tests in dirs (or just files, one at a time)."""
-    env = dict(os.environ, MICROPY_MICROPYTHON=str(binary.resolve()))
-    results = tree / "tests" / "results" / "_results.json"
-    results.unlink(missing_ok=True)
-    which = ["-j", "1", *files] if files else ["-j", "2", "-d", *dirs]
-    t0 = time.monotonic()
-    p = subprocess.run([sys.executable, "run-tests.py", "--emit", "native", *which],
-                       cwd=tree / "tests", env=env, capture_output=True, text=True)
-    took = time.monotonic() - t0
-    failed = json.loads(results.read_text())["failed_tests"] if results.exists() else []
-    verdicts = parse(p.stdout, sorted({f.split("/")[0] for f in files}) if files else dirs,
-                     failed)
-    if not verdicts:
-        raise SystemExit(f"run-tests.py printed no verdicts:\n{p.stdout}\n{p.stderr}")
-    return verdicts, took
+    """Verdicts of the tests in dirs (or just files, one at a time), all native."""
+    return run_tests(binary, tree, dirs, files, ("--emit", "native"))
 
 
 def main() -> int:

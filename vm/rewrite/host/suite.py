@@ -25,23 +25,32 @@ LINE = re.compile(r"^(pass|FAIL|skip) +(\S+)", re.M)
 TEST = re.compile(r"[\w.-]+/[\w.-]+\.py")
 
 
-def run(oracle: Path, tree: Path, dirs: list[str], aggressive: bool,
-        stats: Path, files: list[str] | None = None) -> tuple[dict[str, str], float]:
-    """Verdicts of the tests in dirs (or just files, one at a time) in one mode."""
-    env = dict(os.environ, MICROPY_MICROPYTHON=str(oracle.resolve()),
-               LOCIOS_RW_AGGRESSIVE="1" if aggressive else "0", LOCIOS_RW_STATS=str(stats))
+def run_tests(binary: Path, tree: Path, dirs: list[str], files: list[str] | None = None,
+              args: tuple[str, ...] = (), env: dict[str, str] | None = None
+              ) -> tuple[dict[str, str], float]:
+    """Verdicts of the tree's run-tests.py (with `args`) on a unix `binary` over the tests
+    in dirs, or just files, one at a time; and the seconds it took. native_suite.py
+    runs the same way."""
+    env = dict(os.environ, MICROPY_MICROPYTHON=str(binary.resolve()), **(env or {}))
     which = ["-j", "1", *files] if files else ["-j", "2", "-d", *dirs]
-    args = [sys.executable, "run-tests.py", *which]
     results = tree / "tests" / "results" / "_results.json"
     results.unlink(missing_ok=True)
     t0 = time.monotonic()
-    p = subprocess.run(args, cwd=tree / "tests", env=env, capture_output=True, text=True)
+    p = subprocess.run([sys.executable, "run-tests.py", *args, *which], cwd=tree / "tests",
+                       env=env, capture_output=True, text=True)
     took = time.monotonic() - t0
     verdicts = parse(p.stdout, dirs if not files else sorted({f.split("/")[0] for f in files}),
                      json.loads(results.read_text())["failed_tests"] if results.exists() else [])
     if not verdicts:
         raise SystemExit(f"run-tests.py printed no verdicts:\n{p.stdout}\n{p.stderr}")
     return verdicts, took
+
+
+def run(oracle: Path, tree: Path, dirs: list[str], aggressive: bool,
+        stats: Path, files: list[str] | None = None) -> tuple[dict[str, str], float]:
+    """Verdicts of the tests in dirs (or just files) in one mode of the oracle."""
+    return run_tests(oracle, tree, dirs, files, env={
+        "LOCIOS_RW_AGGRESSIVE": "1" if aggressive else "0", "LOCIOS_RW_STATS": str(stats)})
 
 
 def parse(out: str, dirs: list[str], failed: list[str]) -> dict[str, str]:
