@@ -134,7 +134,6 @@ def cost(batches, n):
 def test_a_use_no_capability_names_is_still_audited(guest):
     out = guest.paste("""
 import _cap
-from guestprog import prog
 T = _cap.Table(capacity=8, audit=4)
 n0 = T.audit_count()
 rc = T.refuse(42, _cap.DEPOSIT, 3)
