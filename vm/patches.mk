@@ -18,13 +18,15 @@ VM_PATCH_SUM := $(firstword $(shell { echo $(abspath $(MICROPY_DIR)); \
 	sha256sum /dev/null $(VM_PATCHES); } | sha256sum))
 
 # A fresh copy each time: every file gets a new mtime, so objects built from an older
-# copy are all rebuilt (a file that a removed patch no longer changes included).
+# copy are all rebuilt (a file that a removed patch no longer changes included). -H:
+# when MICROPY_DIR is a symbolic link, copy the tree it names, not the link (patching
+# through a copied link would patch the pristine tree itself).
 $(VM_PATCH_STAMP): $(if $(filter-out $(VM_PATCH_SUM),$(file <$(VM_PATCH_STAMP))),FORCE) \
 		| $(SETUP_STAMP)
 	@echo "PATCH   $(VM_MICROPY_DIR) ($(words $(VM_PATCHES)) patches)"
 	@rm -rf $(VM_MICROPY_DIR) $(VM_MICROPY_DIR).tmp
 	@mkdir -p $(dir $(VM_MICROPY_DIR))
-	@cp -r $(MICROPY_DIR) $(VM_MICROPY_DIR).tmp
+	@cp -rH $(MICROPY_DIR) $(VM_MICROPY_DIR).tmp
 	@for p in $(VM_PATCHES); do \
 		head -n 1 $$p | grep -q '^Reason: .' || { \
 			echo "vm/patches: $$p: the first line must be 'Reason: <why>'" >&2; exit 1; }; \
