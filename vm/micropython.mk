@@ -40,9 +40,9 @@ CFLAGS_USERMOD += -I$(USERMOD_DIR)/profile
 PROF_OBJ := $(addprefix $(BUILD)/, $(patsubst $(USER_C_MODULES)/%.c,%.o,$(PROF_CORE_SRC) $(PROF_MOD_SRC)))
 $(PROF_OBJ): CFLAGS += -std=gnu11 -Wextra -isystem $(TOP) -isystem $(BUILD)
 
-# The optimiser's frozen Python (vm/python, listed in port/manifest.py): refreeze it
-# when it changes.
-$(BUILD)/frozen_content.c: $(wildcard $(USERMOD_DIR)/python/*.py)
+# The frozen Python (listed in port/manifest.py): the optimiser's package and the
+# profiler's REPL helper. Refreeze when it changes.
+$(BUILD)/frozen_content.c: $(wildcard $(USERMOD_DIR)/opt/*.py $(USERMOD_DIR)/profile/*.py)
 
 # The rewritten opcodes (vm/rewrite, issue 7): py/vm.c includes their bodies
 # (vm/patches/0007, port/mpconfigport.h); their guard-miss table, and the test-only
@@ -59,9 +59,9 @@ $(RW_OPS_OBJ): CFLAGS += -std=gnu11 -Wextra -isystem $(TOP) -isystem $(BUILD)
 # The rewriter's planner (vm/rewrite/rw_plan.c, pure C, no qstrs), its aggressive mode
 # (vm/rewrite/mod/rw_aggr.c, called from MICROPY_VM_HOOK_FRAME_ENTER) and `_rw`.
 RW_CORE_SRC := $(USERMOD_DIR)/rewrite/rw_plan.c $(USERMOD_DIR)/rewrite/mod/rw_aggr.c
-RW_MOD_SRC := $(USERMOD_DIR)/rewrite/mod/modrw.c $(USERMOD_DIR)/rewrite/mod/rw_record.c \
-	$(USERMOD_DIR)/rewrite/mod/rw_native.c $(USERMOD_DIR)/rewrite/mod/rw_watch.c
+RW_MOD_SRC := $(wildcard $(USERMOD_DIR)/opt/mod/*.c)
 SRC_USERMOD_C += $(RW_MOD_SRC)
 SRC_USERMOD_LIB_C += $(RW_CORE_SRC)
+CFLAGS_USERMOD += -I$(USERMOD_DIR)/rewrite/mod -I$(USERMOD_DIR)/opt/mod
 RW_OBJ := $(addprefix $(BUILD)/, $(patsubst $(USER_C_MODULES)/%.c,%.o,$(RW_CORE_SRC) $(RW_MOD_SRC)))
 $(RW_OBJ): CFLAGS += -std=gnu11 -Wextra -isystem $(TOP) -isystem $(BUILD)
