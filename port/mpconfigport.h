@@ -194,21 +194,24 @@ int budget_on_alloc(size_t n_bytes);
 #define MICROPY_VM_HOOK_FRAME_BRANCH prof_branch(&prof_frame_, ip, code_state->ip);
 #endif
 // Soft reset: stop sampling and forget the table (it pins blocks of the old heap).
-// The optimiser's call recorder (vm/rewrite/mod/rw_record.c) writes into slots on the old
+// The optimiser's call recorder (vm/opt/mod/rw_record.c) writes into slots on the old
 // heap: stop it too.
 void prof_deinit(void);
 void rw_record_stop(void);
-void rw_native_deinit(void);
+void rw_src_deinit(void);
+void rw_promote_deinit(void);
+void rw_exec_deinit(void);
 void rw_watch_deinit(void);
-#define MICROPY_PORT_DEINIT_FUNC prof_deinit(); rw_record_stop(); rw_native_deinit(); rw_watch_deinit()
+#define MICROPY_PORT_DEINIT_FUNC prof_deinit(); rw_record_stop(); rw_src_deinit(); \
+    rw_promote_deinit(); rw_exec_deinit(); rw_watch_deinit()
 // An exception escaping a bytecode frame (vm/patches/0011): a swapped function the
-// optimiser watches notes a new exception type (vm/rewrite/mod/rw_watch.c). Costs a load
+// optimiser watches notes a new exception type (vm/opt/mod/rw_watch.c). Costs a load
 // and a not-taken branch, and only when an exception leaves a frame.
 #define MICROPY_VM_HOOK_FRAME_RAISE(fun, exc) \
     { extern size_t rw_watch_n; extern void rw_watch_raise(mp_obj_t, mp_obj_t); \
       if (__builtin_expect(rw_watch_n, 0)) { rw_watch_raise(MP_OBJ_FROM_PTR(fun), (exc)); } }
 
-// ---- Native promotion (vm/rewrite/mod/rw_native.c, vm/patches/0008) ----------------------
+// ---- Native promotion (vm/opt/mod, vm/patches/0008) --------------------------------------
 // Native code polls at every loop back edge (budgets, Ctrl-C and VM aborts stop it as
 // they stop bytecode), and source strings given to the lexer that define functions are
 // kept (the newest 8) so the optimiser can compile a hot function's native twin.

@@ -208,7 +208,7 @@ static void raise_arena_full(size_t len) {
 // the .mpy loader read them there); copy them to the kernel's W^X arena and run them
 // from there. Native code from an .mpy file comes with `reloc`: it is patched in `buf`
 // for the address it will have in the arena, then committed.
-void rw_exec_note(const void *at, size_t len);  // vm/rewrite/mod/rw_native.c
+void rw_exec_note(const void *at, size_t len);  // vm/opt/mod/rw_exec.c
 
 void *mp_port_commit_exec(void *buf, size_t len, void *reloc) {
     if (reloc != NULL) {

@@ -330,7 +330,7 @@ ENTRY(LOCIOS_BC_LOAD_ATTR_C): {
 #define RW_METHOD_NAME_OK(q) ((q) != MP_QSTR___class__ && (q) != MP_QSTR___next__ \
     && (q) != MP_QSTR___dict__)
 
-// A plain bytecode function, or one promoted to a native twin (vm/rewrite/mod/rw_native.c:
+// A plain bytecode function, or one promoted to a native twin (vm/opt/mod/rw_promote.c:
 // the same object with a type that is also named 'function', binds self, and has the same
 // attr slot, so no __get__ either).
 extern const mp_obj_type_t rw_type_fun_promoted;
