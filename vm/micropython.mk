@@ -11,7 +11,7 @@ VRF_MOD_SRC := $(wildcard $(USERMOD_DIR)/verifier/mod/*.c)
 SRC_USERMOD_C += $(VRF_MOD_SRC)
 SRC_USERMOD_LIB_C += $(VRF_CORE_SRC)
 
-CFLAGS_USERMOD += -I$(USERMOD_DIR)/verifier
+CFLAGS_USERMOD += -I$(USERMOD_DIR) -I$(USERMOD_DIR)/verifier
 
 # Our files: C11 and -Wextra; MicroPython's headers are system headers here so that
 # -Wextra judges only our code.

@@ -89,7 +89,7 @@ static mp_obj_t promoted_call(mp_obj_t self_in, size_t n_args, size_t n_kw, cons
         nlr_pop();
         return ret;
     }
-    rw_watch_raise(self_in, MP_OBJ_FROM_PTR(nlr.ret_val));
+    rw_watch_raise(MP_OBJ_TO_PTR(self_in), nlr.ret_val);
     nlr_jump(nlr.ret_val);
 }
 

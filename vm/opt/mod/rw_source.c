@@ -31,7 +31,7 @@ void rw_src_keep(size_t name, const char *str, size_t len) {
         || !defines_a_function(str, len)) {
         return;
     }
-    #if defined(LOCIOS_BUDGET_HOOKS) && LOCIOS_BUDGET_HOOKS
+    #if LOCIOS_BUDGET_HOOKS
     // Code compiled inside a budgeted call (a Locus's step) is never optimised: its
     // allocation budget must not pay for a copy.
     if (budget_armed) {

@@ -9,6 +9,7 @@
 #include "py/runtime.h"
 
 #include "rw_aggr.h"
+#include "rw_record.h"
 #include "verify.h"
 
 uint8_t rw_enter_flags;
