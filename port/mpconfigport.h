@@ -160,6 +160,8 @@ uint32_t mp_hal_random_seed(void);
 #define LOCIOS_PROF_PROBES       (8)
 #define LOCIOS_PROF_HOT_FIRST    (1024)
 #define LOCIOS_PROF_RING         (8192)
+// The profiler's counting fast paths for this CPU (vm/profile/prof_vm.h says what they do).
+#define LOCIOS_PROF_ARCH_H       "prof_vmx64.h"
 
 // Native promotion (vm/opt): native code polls at every loop back edge (budgets, Ctrl-C
 // and VM aborts stop it as they stop bytecode; vm/patches/0008) and does small-int
@@ -167,8 +169,8 @@ uint32_t mp_hal_random_seed(void);
 #define MICROPY_EMIT_NATIVE_POLL (1)
 #define MICROPY_EMIT_X64_SMALL_INT_FAST (1)
 
-// This port also takes vm/'s soft-reset list and its lexer hook (the kept source texts).
-#define LOCIOS_VM_PORT_HOOKS     (1)
+// This is the image: all of vm/ is built in, with its soft-reset list and lexer hook.
+#define LOCIOS_VM_IMAGE          (1)
 #include "vm_hooks.h"
 
 // ---- The REPL's idle hook ----------------------------------------------------------------

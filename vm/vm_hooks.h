@@ -6,8 +6,10 @@
 //   LOCIOS_BUDGET_HOOKS   vm/budget's charges at frame entry, jumps and GC allocation
 //   LOCIOS_PROF           the profiler's frame link (vm/profile); LOCIOS_PROF_COUNTERS
 //                         its call and back-edge counters
-//   LOCIOS_VM_PORT_HOOKS  the MICROPY_PORT_* hooks: the soft-reset list and the lexer's
-//                         source hook (the unix port has soft resets of its own)
+//   LOCIOS_VM_IMAGE       the whole of vm/ is built (the LociOS image): the profiler's
+//                         types (its tables are root pointers), the soft-reset list and
+//                         the lexer's source hook. The unix oracle builds only the
+//                         rewriter and the optimiser's C, and keeps the unix port's own.
 // Read while py/mpconfig.h is being read, before any MicroPython type exists: the
 // prototypes name only C types and struct tags, and the macros expand where the VM's
 // types are known.
@@ -21,8 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#if !defined(LOCIOS_BUDGET_HOOKS) || !defined(LOCIOS_PROF) || !defined(LOCIOS_VM_PORT_HOOKS)
-#error "vm_hooks.h: define LOCIOS_BUDGET_HOOKS, LOCIOS_PROF and LOCIOS_VM_PORT_HOOKS first (see port/mpconfigport.h)"
+#if !defined(LOCIOS_BUDGET_HOOKS) || !defined(LOCIOS_PROF) || !defined(LOCIOS_VM_IMAGE)
+#error "vm_hooks.h: define LOCIOS_BUDGET_HOOKS, LOCIOS_PROF and LOCIOS_VM_IMAGE first (see port/mpconfigport.h)"
 #endif
 
 struct _mp_code_state_t;
@@ -50,8 +52,10 @@ int budget_on_alloc(size_t n_bytes);
 // and counts the call, a jump back counts a back edge, and a VM abort pops the links of
 // the frames it skips. LOCIOS_PROF=0 drops only the profiler's part of frame enter, so
 // the profiler's cost is measured alone.
+#if LOCIOS_VM_IMAGE || LOCIOS_PROF
+#include "profile/prof_vm.h"
+#endif
 #if LOCIOS_PROF
-#include "prof_vm.h"
 #define LOCIOS_PROF_FRAME_ENTER prof_frame_t prof_frame_; prof_enter(&prof_frame_, code_state);
 #define MICROPY_VM_HOOK_FRAME_LEAVE(finished) \
     prof_leave(&prof_frame_, MP_STATE_VM(prof_table), code_state->fun_bc->bytecode, (finished));
@@ -82,7 +86,7 @@ void rw_watch_raise(const struct _mp_obj_base_t *fun, const struct _mp_obj_base_
     { if (__builtin_expect(rw_watch_n, 0)) { rw_watch_raise(&(fun)->base, MP_OBJ_TO_PTR(exc)); } }
 
 // ---- The port's hooks: soft reset and kept source texts ---------------------------------
-#if LOCIOS_VM_PORT_HOOKS
+#if LOCIOS_VM_IMAGE
 // Soft reset: the profiler stops sampling and forgets its table (it pins blocks of the
 // old heap); the optimiser's recorder, kept texts, promotions, notes of native code and
 // watched swaps (vm/opt/mod) all point into the old heap or arena.

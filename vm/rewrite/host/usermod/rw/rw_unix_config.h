@@ -4,5 +4,5 @@
 // no profiler, and the unix port's own soft reset and lexer.
 #define LOCIOS_BUDGET_HOOKS (0)
 #define LOCIOS_PROF (0)
-#define LOCIOS_VM_PORT_HOOKS (0)
+#define LOCIOS_VM_IMAGE (0)
 #include "vm_hooks.h"
