@@ -34,7 +34,8 @@ $(eval $(call vm_part,$(VM_DIR)/rewrite/rw_plan.c $(VM_DIR)/rewrite/mod/rw_aggr.
 
 # Every file of the image includes vm/vm_hooks.h (port/mpconfigport.h), and through it
 # the profiler's and the rewritten opcodes' headers.
-CFLAGS_USERMOD += -I$(VM_DIR) $(addprefix -I$(VM_DIR)/,verifier budget profile rewrite rewrite/mod opt/mod)
+CFLAGS_USERMOD += -I$(VM_DIR) $(addprefix -I$(VM_DIR)/,verifier verifier/mod budget profile rewrite rewrite/mod \
+	opt/mod)
 
 # The frozen Python (listed in port/manifest.py): the optimiser's package and the
 # profiler's REPL helper. Refreeze when it changes.

@@ -8,4 +8,4 @@ OPT_MOD := $(abspath $(RW_ROOT)/../opt/mod)
 SRC_USERMOD_C += $(wildcard $(OPT_MOD)/*.c)
 SRC_USERMOD_LIB_C += $(wildcard $(RW_ROOT)/*.c) $(RW_ROOT)/mod/rw_aggr.c \
 	$(USERMOD_DIR)/rw_unix.c $(wildcard $(VRF_ROOT)/*.c)
-CFLAGS_USERMOD += -I$(RW_ROOT) -I$(RW_ROOT)/mod -I$(OPT_MOD) -I$(VRF_ROOT)
+CFLAGS_USERMOD += -I$(RW_ROOT) -I$(RW_ROOT)/mod -I$(OPT_MOD) -I$(VRF_ROOT) -I$(VRF_ROOT)/mod
