@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// `_rw`: the rewriter on live functions (issue 7). plan(fn, kinds), apply(fn, edits),
-// code(fn), undo(fn), misses(fn), misses_reset(), aggressive(flag), stats(), and native
-// promotion: promote/demote/twin/sources/machine_code, and watch/unwatch/raised.
+// `_rw`: the optimiser's C interface (vm/opt/README.md). The rewriter on live functions
+// (vm/rewrite): plan(fn, kinds), apply(fn, edits), code(fn), start(fn), undo(fn),
+// misses(fn), misses_reset(), aggressive(flag), stats(); call recording: record/recorded;
+// native promotion: promote/demote/twin/sources/machine_code; watch/unwatch/raised.
 #include <string.h>
 
 #include "py/bc.h"
