@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "port.h"
-#include "rw_exec.h"
+#include "rw_exec.h"  // rw_exec_note (vm/opt/mod/rw_exec.c)
 
 // ---- Idle hook (kernel.idle) -------------------------------------------------------------
 
