@@ -5,5 +5,7 @@ freeze("$(PORT_DIR)/modules")
 include("$(MPY_DIR)/extmod/asyncio")
 # The trace field's Python API and the `lo` console helpers (loci/python).
 freeze("$(PORT_DIR)/../loci/python")
-# The optimiser's gates, journal, swap and rollback (vm/python, issue 7).
-freeze("$(PORT_DIR)/../vm/python")
+# The profiler's REPL helper `prof` (vm/profile).
+module("prof.py", base_path="$(PORT_DIR)/../vm/profile")
+# The optimiser, the package `opt` (vm/opt: every .py file there; its C is in vm/opt/mod).
+package("opt", base_path="$(PORT_DIR)/../vm")

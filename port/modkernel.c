@@ -223,7 +223,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(kernel_idle_obj, kernel_idle);
 
 // capture(True) starts sending console output to a 4 KiB buffer instead of the serial
 // line; capture(False) stops and returns (bytes captured, bytes that did not fit). Used
-// by the optimiser (vm/python/opt.py) to compare what old and new code print.
+// by the optimiser (vm/opt/_gates.py) to compare what old and new code print.
 static mp_obj_t kernel_capture(mp_obj_t on) {
     if (mp_obj_is_true(on)) {
         port_capture_start();

@@ -131,39 +131,25 @@ uint32_t mp_hal_random_seed(void);
 // RecursionError through MICROPY_STACK_CHECK, a little sooner.
 #define MICROPY_VM_MAX_STATE_ON_STACK (sizeof(mp_uint_t) * 64)
 
-// ---- Budgeted calls (vm/budget, the `_budget` module) -------------------------------------
-// A budgeted call is stopped through the VM abort point (nlr_set_abort/nlr_jump_abort),
-// which Python try/except/finally cannot catch. The hooks charge the running call; idle
-// (budget_armed == 0) each costs one load and a not-taken branch. LOCIOS_BUDGET_HOOKS=0
-// compiles them out (only to measure that cost: `_budget` then counts nothing).
+// ---- The VM (vm/): its tunables here, its hooks in vm/vm_hooks.h --------------------------
+// Budgeted calls (vm/budget, the `_budget` module) are stopped through the VM abort point
+// (nlr_set_abort/nlr_jump_abort), which Python try/except/finally cannot catch.
+// LOCIOS_BUDGET_HOOKS=0 compiles the VM's charges out (only to measure their cost:
+// `_budget` then counts nothing).
 #define MICROPY_ENABLE_VM_ABORT  (1)
 #ifndef LOCIOS_BUDGET_HOOKS
 #define LOCIOS_BUDGET_HOOKS      (1)
 #endif
-#if LOCIOS_BUDGET_HOOKS
-extern uint8_t budget_armed;
-void budget_on_entry(void);
-void budget_on_branch(void);
-int budget_on_alloc(size_t n_bytes);
-// Each entry/resume of mp_execute_bytecode; may jump to the abort point.
-#define MICROPY_VM_HOOK_INIT     if (__builtin_expect(budget_armed, 0)) { budget_on_entry(); }
-// After jump-class opcodes, right before the VM's pending/vm_abort check.
-#define MICROPY_VM_HOOK_LOOP     if (__builtin_expect(budget_armed, 0)) { budget_on_branch(); }
-// Called by the GC (vm/patches/0001-gc-alloc-hook.patch; unused without it) with the
-// bytes a request adds; non-zero refuses the request.
-#define MICROPY_GC_ALLOC_HOOK(n_bytes) \
-    (__builtin_expect(budget_armed, 0) ? budget_on_alloc(n_bytes) : 0)
-#endif
 
-// ---- Profiler (vm/profile, the `_prof` module) -------------------------------------------
-// vm/patches/0006 publishes the running bytecode frame (prof_top, a chain of links on the
-// C stack) for the timer sampler, and counts calls and back edges per function in a
-// table of LOCIOS_PROF_SLOTS (power of two; LOCIOS_PROF_PROBES probes) keyed by bytecode.
-// Back edges are counted in the frame's link and added to the table when the frame
-// leaves, or when the counters are read (prof_settle). A function's first hot event is
-// at LOCIOS_PROF_HOT_FIRST calls + back edges; each doubles the next. The sample ring
-// holds LOCIOS_PROF_RING (power of two) samples. LOCIOS_PROF_COUNTERS=0 compiles the
-// counters out (only to measure their cost); LOCIOS_PROF=0 the whole VM side.
+// The profiler (vm/profile, the `_prof` module): vm/patches/0006 publishes the running
+// bytecode frame (prof_top, a chain of links on the C stack) for the timer sampler, and
+// counts calls and back edges per function in a table of LOCIOS_PROF_SLOTS (power of two;
+// LOCIOS_PROF_PROBES probes) keyed by bytecode. Back edges are counted in the frame's
+// link and added to the table when the frame leaves, or when the counters are read
+// (prof_settle). A function's first hot event is at LOCIOS_PROF_HOT_FIRST calls + back
+// edges; each doubles the next. The sample ring holds LOCIOS_PROF_RING (power of two)
+// samples. LOCIOS_PROF_COUNTERS=0 compiles the counters out (only to measure their cost);
+// LOCIOS_PROF=0 the whole VM side (`make bench-vm-prof` builds its reference image so).
 #ifndef LOCIOS_PROF
 #define LOCIOS_PROF              (1)
 #endif
@@ -174,58 +160,20 @@ int budget_on_alloc(size_t n_bytes);
 #define LOCIOS_PROF_PROBES       (8)
 #define LOCIOS_PROF_HOT_FIRST    (1024)
 #define LOCIOS_PROF_RING         (8192)
-#include "prof_vm.h"
-// Frame enter = the profiler's link, then one line per other user (the rewriter's
-// aggressive mode, vm/rewrite). LOCIOS_PROF=0 drops only the link, so bench_prof.py's
-// reference image keeps the other lines and measures the profiler alone.
-#if LOCIOS_PROF
-#define LOCIOS_PROF_FRAME_ENTER prof_frame_t prof_frame_; prof_enter(&prof_frame_, code_state);
-#define MICROPY_VM_HOOK_FRAME_LEAVE(finished) \
-    prof_leave(&prof_frame_, MP_STATE_VM(prof_table), code_state->fun_bc->bytecode, (finished));
-#define MICROPY_NLR_JUMP_ABORT_HOOK prof_abort_unwind(MP_STATE_VM(nlr_abort));
-#else
-#define LOCIOS_PROF_FRAME_ENTER
-#endif
-#define MICROPY_VM_HOOK_FRAME_ENTER LOCIOS_PROF_FRAME_ENTER \
-    { extern uint8_t rw_enter_flags; extern void rw_frame_enter(struct _mp_code_state_t *); if (__builtin_expect(rw_enter_flags, 0)) { rw_frame_enter(code_state); } }
-#if LOCIOS_PROF_COUNTERS
-// A jump whose target is not after it is a back edge (ip: the target; code_state->ip:
-// the jump itself).
-#define MICROPY_VM_HOOK_FRAME_BRANCH prof_branch(&prof_frame_, ip, code_state->ip);
-#endif
-// Soft reset: stop sampling and forget the table (it pins blocks of the old heap).
-// The optimiser's call recorder (vm/rewrite/mod/rw_record.c) writes into slots on the old
-// heap: stop it too.
-void prof_deinit(void);
-void rw_record_stop(void);
-void rw_native_deinit(void);
-void rw_watch_deinit(void);
-#define MICROPY_PORT_DEINIT_FUNC prof_deinit(); rw_record_stop(); rw_native_deinit(); rw_watch_deinit()
-// An exception escaping a bytecode frame (vm/patches/0011): a swapped function the
-// optimiser watches notes a new exception type (vm/rewrite/mod/rw_watch.c). Costs a load
-// and a not-taken branch, and only when an exception leaves a frame.
-#define MICROPY_VM_HOOK_FRAME_RAISE(fun, exc) \
-    { extern size_t rw_watch_n; extern void rw_watch_raise(mp_obj_t, mp_obj_t); \
-      if (__builtin_expect(rw_watch_n, 0)) { rw_watch_raise(MP_OBJ_FROM_PTR(fun), (exc)); } }
+// The profiler's counting fast paths for this CPU (vm/profile/prof_vm.h says what they do).
+#define LOCIOS_PROF_ARCH_H       "prof_vmx64.h"
 
-// ---- Native promotion (vm/rewrite/mod/rw_native.c, vm/patches/0008) ----------------------
-// Native code polls at every loop back edge (budgets, Ctrl-C and VM aborts stop it as
-// they stop bytecode), and source strings given to the lexer that define functions are
-// kept (the newest 8) so the optimiser can compile a hot function's native twin.
+// Native promotion (vm/opt): native code polls at every loop back edge (budgets, Ctrl-C
+// and VM aborts stop it as they stop bytecode; vm/patches/0008) and does small-int
+// + - * & | ^ and comparisons inline (vm/patches/0009).
 #define MICROPY_EMIT_NATIVE_POLL (1)
-// Native code does small-int + - * & | ^ and comparisons inline (vm/patches/0009).
 #define MICROPY_EMIT_X64_SMALL_INT_FAST (1)
-void rw_src_keep(size_t name, const char *str, size_t len);
-#define MICROPY_PORT_LEXER_STR_HOOK(name, str, len) rw_src_keep((name), (str), (len))
 
-// ---- Rewritten opcodes (vm/rewrite, issue 7) ----------------------------------------------
-// vm/patches/0007: py/vm.c includes the bodies inside its dispatch, vmentrytable.h the
-// computed-goto entries. Both are included at block scope and need rw_opcodes.h's numbers
-// and undo map (inline functions) declared at file scope first, hence the include here.
-#include "rw_opcodes.h"
-#define MICROPY_VM_EXTRA_OPCODES_H "rw_ops.h"
-#define MICROPY_VM_EXTRA_ENTRIES_H "rw_entries.h"
+// This is the image: all of vm/ is built in, with its soft-reset list and lexer hook.
+#define LOCIOS_VM_IMAGE          (1)
+#include "vm_hooks.h"
 
+// ---- The REPL's idle hook ----------------------------------------------------------------
 // kernel.idle(fn): port/mphalport.c calls fn while the friendly REPL waits for input.
 // A soft reset must forget fn (it lived on the old heap).
 void mp_hal_idle_reset(void);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "port.h"
+#include "rw_exec.h"  // rw_exec_note (vm/opt/mod/rw_exec.c)
 
 // ---- Idle hook (kernel.idle) -------------------------------------------------------------
 
@@ -208,8 +209,6 @@ static void raise_arena_full(size_t len) {
 // the .mpy loader read them there); copy them to the kernel's W^X arena and run them
 // from there. Native code from an .mpy file comes with `reloc`: it is patched in `buf`
 // for the address it will have in the arena, then committed.
-void rw_exec_note(const void *at, size_t len);  // vm/rewrite/mod/rw_native.c
-
 void *mp_port_commit_exec(void *buf, size_t len, void *reloc) {
     if (reloc != NULL) {
         void *dest = kexec_next(len);

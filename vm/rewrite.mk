@@ -21,7 +21,7 @@ rewrite-oracle: $(VM_PATCH_STAMP)
 		BUILD=$(RW_ORACLE_BUILD) PROG=micropython STRIP= FROZEN_MANIFEST= \
 		MICROPY_PY_BTREE=0 MICROPY_PY_SSL=0 MICROPY_SSL_MBEDTLS=0 MICROPY_PY_FFI=0 \
 		USER_C_MODULES=$(abspath vm/rewrite/host/usermod) \
-		CFLAGS_EXTRA="-I$(abspath vm/rewrite) -include $(abspath vm/rewrite/host/usermod/rw/rw_unix_config.h)"
+		CFLAGS_EXTRA="-I$(abspath vm) -I$(abspath vm/rewrite) -include $(abspath vm/rewrite/host/usermod/rw/rw_unix_config.h)"
 
 rewrite-suite: rewrite-oracle
 	$(PY) vm/rewrite/host/suite.py --oracle $(RW_ORACLE) --tree $(VM_MICROPY_DIR) \
@@ -42,10 +42,10 @@ NATIVE_UNIX_ARGS = VARIANT=standard PROG=micropython STRIP= FROZEN_MANIFEST= \
 native-suite: $(VM_PATCH_STAMP)
 	$(MAKE) --no-print-directory -C $(VM_MICROPY_DIR)/ports/unix $(NATIVE_UNIX_ARGS) \
 		BUILD=$(NATIVE_ON_BUILD) \
-		CFLAGS_EXTRA="-I$(abspath vm/rewrite) -include $(abspath vm/rewrite/host/usermod/rw/rw_unix_config.h) -DMICROPY_EMIT_NATIVE_POLL=1 -DMICROPY_EMIT_X64_SMALL_INT_FAST=1"
+		CFLAGS_EXTRA="-I$(abspath vm) -I$(abspath vm/rewrite) -include $(abspath vm/rewrite/host/usermod/rw/rw_unix_config.h) -DMICROPY_EMIT_NATIVE_POLL=1 -DMICROPY_EMIT_X64_SMALL_INT_FAST=1"
 	$(MAKE) --no-print-directory -C $(VM_MICROPY_DIR)/ports/unix $(NATIVE_UNIX_ARGS) \
 		BUILD=$(NATIVE_OFF_BUILD) \
-		CFLAGS_EXTRA="-I$(abspath vm/rewrite) -include $(abspath vm/rewrite/host/usermod/rw/rw_unix_config.h)"
+		CFLAGS_EXTRA="-I$(abspath vm) -I$(abspath vm/rewrite) -include $(abspath vm/rewrite/host/usermod/rw/rw_unix_config.h)"
 	$(PY) vm/rewrite/host/native_suite.py --on $(NATIVE_ON_BUILD)/micropython \
 		--off $(NATIVE_OFF_BUILD)/micropython --tree $(VM_MICROPY_DIR) \
 		--dirs $(REWRITE_DIRS) --out $(BUILD)/host/native/suite.json

@@ -1,13 +1,12 @@
 # SPDX-License-Identifier: MIT
 # The optimiser as Loci (issue 7, "the loop runs on itself"), runtime side: turns the
-# profiler's counters into 'heat' traces and serves ctx.rewrite requests with opt's gates.
-import sys
-
+# profiler's counters into 'heat' traces and serves ctx.rewrite requests with opt's gates
+# (vm/opt/README.md lists the optimiser's other parts). Only code opt.trusted() accepts
+# is served: Locus code must never reach the gates, which replay calls with no budget.
 import field
 import mesh as _mesh
 import opt
 
-import __main__
 import kernel
 
 HEAT, TRYING, OUTCOME = "heat", "trying", "opt"
@@ -41,19 +40,6 @@ def manifest(name, look=8, min_heat=1.0, patience=200, rewrite=True):
             "budget": {"ops": 4000, "alloc": 8192, "deposits": 20},
             "args": {"look": look, "min_heat": min_heat, "patience": patience,
                      "mark": 1.0}}
-
-
-def _trusted(fn):
-    # Only functions whose globals are __main__'s (the console) or a module's. A Locus's
-    # functions live in its own namespace, and the gates replay a function's calls with
-    # no budget, so Locus code must never reach them.
-    g = fn.__globals__
-    if g is __main__.__dict__:
-        return True
-    for m in sys.modules.values():
-        if g is getattr(m, "__dict__", None):
-            return True
-    return False
 
 
 class Server:
@@ -90,7 +76,7 @@ class Server:
         f = self.m.field
         n = 0
         for key, fn, act in opt.hot(2 * self.n):
-            if n >= self.n or not _trusted(fn):
+            if n >= self.n or not opt.trusted(fn):
                 continue
             n += 1
             d = act - self.last.get(key, 0)
@@ -110,7 +96,7 @@ class Server:
         while q:
             key, lid = q[0]
             fn = opt.by_key(key)
-            if key not in self.last or fn is None or not _trusted(fn):
+            if key not in self.last or fn is None or not opt.trusted(fn):
                 # Not a key the producer gave heat to: nothing is run for it.
                 q.pop(0)
                 self._note(key, None, lid, "unknown key", None, None)

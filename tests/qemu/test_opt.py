@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The optimiser's four gates in the guest (`opt`, vm/python/opt.py): a hot function is
+"""The optimiser's four gates in the guest (`opt`, vm/opt): a hot function is
 recorded, verified, replayed, measured and swapped with a journal entry carrying both
 SHA-256 digests; each gate can refuse; rollback restores the original bytes; guards that
 keep failing roll a swap back on their own. The guest runs under -icount so the A/B

@@ -31,10 +31,10 @@ def decide(g, fn: str) -> list[dict]:
 
 
 def test_the_source_of_a_hot_def_is_found(g):
-    src = ast.literal_eval(g.eval("opt._def_source(tri)"))
+    src = ast.literal_eval(g.eval("opt._source.def_source(tri)"))
     assert src.startswith("def tri(a, b=SCALE, acc=ACC):\n") and "return s + BIAS" in src, src
     # A method comes back dedented to a def of its own, and ends with its class's body.
-    src = ast.literal_eval(g.eval("opt._def_source(Pt.walk)"))
+    src = ast.literal_eval(g.eval("opt._source.def_source(Pt.walk)"))
     assert src.startswith("def walk(self, n):\n    t = 0\n") and "forever" not in src, src
 
 
@@ -91,7 +91,7 @@ def test_a_native_swap_rolls_back_to_the_same_bytecode(g):
 def test_a_generator_function_gets_a_twin_and_running_generators_finish_on_bytecode(g):
     want = g.eval("list(gen_sq(12))")
     g.run("it = gen_sq(12); first = [next(it), next(it)]")  # suspended in the bytecode
-    g.run("tw = opt._native_candidate(gen_sq, 'trusted')[0].twin")
+    g.run("tw = opt._swap.native_candidate(gen_sq, 'trusted')[0].twin")
     g.run("_rw.promote(gen_sq, tw)")
     assert g.eval("type(gen_sq).__name__, _rw.twin(gen_sq) is tw") == "('generator', True)"
     assert g.eval("list(gen_sq(12))") == want  # new calls: the native generator
@@ -108,7 +108,7 @@ def test_a_generator_function_gets_a_twin_and_running_generators_finish_on_bytec
 def test_a_promoted_loop_still_stops_on_its_budget(g):
     # forever() never returns: only the back-edge poll can end it.
     g.run("opt.consider(forever, inputs=[])")
-    g.run("tw = opt._native_candidate(forever, 'trusted')[0].twin")
+    g.run("tw = opt._swap.native_candidate(forever, 'trusted')[0].twin")
     g.run("_rw.promote(forever, tw)")
     assert g.eval("_rw.twin(forever) is tw") == "True"
     status, _value, ops = ast.literal_eval(g.eval("_budget.run(forever, 0, 5000, 0, 0)[:3]"))
@@ -190,7 +190,7 @@ CACHES = prog("native_caches")
 
 def test_native_call_site_caches_agree_with_bytecode_as_things_change(g):
     # Native global loads, method loads and attribute stores go through per-call-site
-    # caches (vm/rewrite/mod/rw_native.c), and a call with exactly the positional
+    # caches (vm/opt/mod/rw_sites.c), and a call with exactly the positional
     # parameters fills the frame inline (vm/patches/0009). Between calls to the same
     # sites the names, classes and instances they cached change; every result and
     # exception must stay what the bytecode gives.
@@ -241,12 +241,12 @@ def test_a_function_storing_globals_is_gated_and_its_globals_put_back(g):
     assert g.eval("t0 = TOTAL; _ = tally(10); TOTAL - t0") == "90"
     # A swap whose stored global differs from the original's is refused.
     g.paste("COUNT = 0\ndef bump(n):\n    global COUNT\n    COUNT = n\n    return n\n")
-    g.run("TW = opt._compile_def(bump, 'def bump(n):\\n    global COUNT\\n"
+    g.run("TW = opt._source.compile_def(bump, 'def bump(n):\\n    global COUNT\\n"
           "    COUNT = n + 1\\n    return n\\n', True)")
     g.paste("class Twin:\n    kind = 'native'\n    edits = ()\n    new = None\n"
             "    def apply(self):\n        _rw.promote(bump, TW)\n"
             "    def undo(self):\n        _rw.demote(bump)\n")
-    why = g.eval("opt._gate_equivalent(bump, Twin(), [(4,)])")
+    why = g.eval("opt._gates.equivalent(bump, Twin(), [(4,)])")
     assert "globals it stores differ" in why, why
     assert g.eval("COUNT") == "0"
 
@@ -258,9 +258,9 @@ def test_a_def_imported_from_a_file_is_read_again(g):
     # An import's text goes through the file lexer, not the string one: the source is
     # read back from the file it came from.
     g.paste(RAMFS)
-    src = ast.literal_eval(g.eval("opt._def_source(modfast.fsum)"))
+    src = ast.literal_eval(g.eval("opt._source.def_source(modfast.fsum)"))
     assert src == "def fsum(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n"
-    cand, why = ast.literal_eval(g.eval("c, w = opt._native_candidate(modfast.fsum, "
+    cand, why = ast.literal_eval(g.eval("c, w = opt._swap.native_candidate(modfast.fsum, "
                                         "'trusted'); (c is not None, w)"))
     assert cand and why is None, why
 
@@ -278,10 +278,10 @@ def test_forget_rolls_back_a_namespaces_swaps(g):
     g.run("fns = {}; exec('def fz(n):\\n    t = 0.0\\n    for i in range(n):\\n"
           "        t += i * 0.5\\n    return t\\n', fns); opt.trust(fns)")
     g.run("opt.consider(fns['fz'], inputs=[(300,), (40,)])", timeout=120)
-    assert g.eval("any(v[0] is fns['fz'] for v in opt._live.values())") == "True"
+    assert g.eval("any(s.fn is fns['fz'] for s in opt._swap.live.values())") == "True"
     got = entries(g, "opt.forget(fns)")
     assert got and all(e["verdict"] == "rolled back" and e["detail"] == "forgotten"
                        for e in got), got
-    assert g.eval("_rw.twin(fns['fz']) is None, any(v[0] is fns['fz'] for v in "
-                  "opt._live.values()), any(t is fns for t in opt._trusted_ns)") == \
+    assert g.eval("_rw.twin(fns['fz']) is None, any(s.fn is fns['fz'] for s in "
+                  "opt._swap.live.values()), any(t is fns for t in opt._policy.trusted_ns)") == \
         "(True, False, False)"

@@ -6,7 +6,7 @@ rewriting the function its outer frames run, try/finally/with in rewritten loops
 the results of an unrewritten twin (the same source compiled again), never crash, and the
 final undo restores every function's original bytes (SHA-256). A budget stop in the middle
 of a rewritten loop, then undo, then re-running, works too. The same rounds flipping
-native promotion (vm/rewrite/mod/rw_native.c) instead of rewrites match too."""
+native promotion (vm/opt/mod/rw_promote.c) instead of rewrites match too."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Budgeted calls: the VM and GC hooks (declared in port/mpconfigport.h) that charge the
+// Budgeted calls: the VM and GC hooks (declared in vm/vm_hooks.h) that charge the
 // running call, and budget_run/budget_abort, which stop it through the VM abort point.
 #include <string.h>
 

@@ -11,6 +11,8 @@
 #include "py/obj.h"
 #include "py/objfun.h"
 
+#include "prof_vm.h"
+
 struct prof_stats {
     uint64_t taken;      // samples written to the ring
     uint64_t lost_full;  // ticks that found the ring full

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The profiler's VM half: the published chain of running bytecode frames and the
-// counters' fast paths, inlined into mp_execute_bytecode by the hooks in mpconfigport.h.
+// counters' fast paths, inlined into mp_execute_bytecode by the hooks in vm/vm_hooks.h.
 #ifndef LOCIOS_PROF_VM_H
 #define LOCIOS_PROF_VM_H
 
@@ -41,61 +41,52 @@ void prof_leave_slow(prof_frame_t *f, const void *key, int finished);
 void prof_abort_unwind(const void *abort_point);
 
 #define PROF_ALWAYS_INLINE static inline __attribute__((always_inline))
+// A compiler barrier (GCC's: no instruction on any CPU): the stores before it are not
+// moved after it. An interrupt on this CPU sees the stores in program order, so this is
+// all publishing a link takes.
+#define PROF_BARRIER() __asm__ volatile ("" ::: "memory")
 
-// Publish f (fully written first: the compiler barrier keeps the stores in order, and
-// an interrupt on this CPU sees them in program order).
+// The counting fast paths: prof_branch(f, target, jump) adds 1 to f->back when the jump
+// goes back (target <= jump); prof_count_exit(f, table, key, finished) adds the frame's
+// call (if finished) and back edges to key's home slot, or goes out of line to
+// prof_leave_slow when the slot holds another key. Per CPU, in the file the port names
+// in LOCIOS_PROF_ARCH_H (prof_vmx64.h); plain C otherwise.
+#ifdef LOCIOS_PROF_ARCH_H
+#include LOCIOS_PROF_ARCH_H
+#else
+PROF_ALWAYS_INLINE void prof_branch(prof_frame_t *f, const void *target, const void *jump) {
+    f->back += (uintptr_t)target <= (uintptr_t)jump;
+}
+
+PROF_ALWAYS_INLINE void prof_count_exit(prof_frame_t *f, prof_slot_t *table, const void *key,
+    int finished) {
+    prof_slot_t *s = &table[((uintptr_t)key >> 4) & (LOCIOS_PROF_SLOTS - 1)];
+    if (s->key != key) {
+        prof_leave_slow(f, key, finished);
+        return;
+    }
+    s->calls += finished ? 1 : 0;
+    s->back += f->back;
+}
+#endif
+
+// Publish f, fully written first.
 PROF_ALWAYS_INLINE void prof_enter(prof_frame_t *f, const struct _mp_code_state_t *cs) {
     f->cs = cs;
     f->prev = prof_top;
     f->back = 0;
-    __asm__ volatile ("" ::: "memory");
+    PROF_BARRIER();
     prof_top = f;
 }
 
-// A jump from `jump` to `target` is a back edge when the target is not after it. The
-// compare sets the carry for a forward jump (jump < target) and `sbb $-1` adds 1 - carry:
-// two instructions and no branch (C's `back += target <= jump` compiles to four).
-PROF_ALWAYS_INLINE void prof_branch(prof_frame_t *f, const void *target, const void *jump) {
-    __asm__ ("cmpq %[t], %[j]\n\tsbbq $-1, %[n]"
-        : [n] "+m" (f->back)
-        : [t] "r" (target), [j] "rm" (jump)
-        : "cc");
-}
-
-// Unpublish f while it is still intact, then count it into its home slot: one mask, one
-// compare, two adds (a collision or a first sight goes out of line). No threshold test
-// here: hot events are settled when the counters are read (prof_settle). In asm because
-// GCC spends an extra lea on the slot address and pairs the adds into SSE (six
-// instructions for two adds); `table` must be a link-time constant (it is
-// MP_STATE_VM(prof_table)), used as the displacement of a scaled index: a slot is 32
-// bytes, so &table[(key >> 4) & (SLOTS - 1)] = table + 2 * (key & ((SLOTS - 1) << 4)).
+// Unpublish f while it is still intact, then count it into its home slot. No threshold
+// test here: hot events are settled when the counters are read (prof_settle).
 PROF_ALWAYS_INLINE void prof_leave(prof_frame_t *f, prof_slot_t *table, const void *key,
     int finished) {
     prof_top = f->prev;
-    __asm__ volatile ("" ::: "memory");
+    PROF_BARRIER();
     #if LOCIOS_PROF_COUNTERS
-    _Static_assert(sizeof(prof_slot_t) == 32, "prof_slot_t is 32 bytes");
-    uintptr_t at = (uintptr_t)key & ((uintptr_t)(LOCIOS_PROF_SLOTS - 1) << 4);
-    uint64_t back = f->back;
-    if (finished) {
-        __asm__ goto (
-            "cmpq %[key], %c[tab](,%[at],2)\n\t"
-            "jne %l[miss]\n\t"
-            "addq $1, %c[tab]+16(,%[at],2)\n\t"
-            "addq %[back], %c[tab]+24(,%[at],2)"
-            : : [key] "r" (key), [at] "r" (at), [back] "r" (back), [tab] "i" (table)
-            : "cc", "memory" : miss);
-    } else {
-        __asm__ goto (
-            "cmpq %[key], %c[tab](,%[at],2)\n\t"
-            "jne %l[miss]\n\t"
-            "addq %[back], %c[tab]+24(,%[at],2)"
-            : : [key] "r" (key), [at] "r" (at), [back] "r" (back), [tab] "i" (table)
-            : "cc", "memory" : miss);
-    }
-    return;
-miss:
-    prof_leave_slow(f, key, finished);
+    prof_count_exit(f, table, key, finished);
     #else
     (void)table;
     (void)key;

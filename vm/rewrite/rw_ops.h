@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Bodies of the rewritten opcodes (issue 7, /tmp/rw-spec.md table), included by py/vm.c
-// inside mp_execute_bytecode's dispatch as MICROPY_VM_EXTRA_OPCODES_H (vm/patches/0007).
+// Bodies of the rewritten opcodes (their patterns: rw_opcodes.h; the table: README.md),
+// included by py/vm.c inside mp_execute_bytecode's dispatch as MICROPY_VM_EXTRA_OPCODES_H
+// (vm/patches/0007, vm/vm_hooks.h).
 // Each fast path is the guarded, fused form of its pattern; each slow path calls rw_miss
 // and then does exactly what the original head instruction does, continuing at the next
 // (original) instruction, so tracebacks and the tail's own behaviour are unchanged.
@@ -330,7 +331,7 @@ ENTRY(LOCIOS_BC_LOAD_ATTR_C): {
 #define RW_METHOD_NAME_OK(q) ((q) != MP_QSTR___class__ && (q) != MP_QSTR___next__ \
     && (q) != MP_QSTR___dict__)
 
-// A plain bytecode function, or one promoted to a native twin (vm/rewrite/mod/rw_native.c:
+// A plain bytecode function, or one promoted to a native twin (vm/opt/mod/rw_promote.c:
 // the same object with a type that is also named 'function', binds self, and has the same
 // attr slot, so no __get__ either).
 extern const mp_obj_type_t rw_type_fun_promoted;

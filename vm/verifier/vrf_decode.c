@@ -88,7 +88,7 @@ int vrf_op_polls(int op) {
         case OP_JUMP_IF_TRUE_OR_POP: case OP_JUMP_IF_FALSE_OR_POP:
         case OP_UNWIND_JUMP: case OP_POP_EXCEPT_JUMP:
         // The fused loop tests end in DISPATCH_WITH_PEND_EXC_CHECK, like the POP_JUMP
-        // whose jump they take (/tmp/rw-spec.md).
+        // whose jump they take (vm/rewrite/rw_ops.h).
         case LOCIOS_BC_CMPJ_LT: case LOCIOS_BC_CMPJ_GT: case LOCIOS_BC_CMPJ_EQ:
         case LOCIOS_BC_CMPJ_LE: case LOCIOS_BC_CMPJ_GE: case LOCIOS_BC_CMPJ_NE:
         case LOCIOS_BC_FORRANGE_SI:

@@ -70,8 +70,8 @@ const char *vrf_decode_insn(const uint8_t *code, size_t len, size_t off, vrf_ins
 int vrf_opcode_valid(int op);
 int vrf_op_polls(int op);
 
-// The rewriter's head opcodes (vm/rewrite/rw_opcodes.h, /tmp/rw-spec.md) that the
-// verifier accepts in a replacement check. The format-1 caches only once the VM
+// The rewriter's head opcodes (vm/rewrite/rw_opcodes.h; the table: vm/rewrite/README.md)
+// that the verifier accepts in a replacement check. The format-1 caches only once the VM
 // implements them (LOCIOS_BC_CACHE_IN_VM); until then they stay unknown bytes.
 #if defined(LOCIOS_BC_CACHE_IN_VM) && LOCIOS_BC_CACHE_IN_VM
 #define VRF_RW_CACHE (1)

@@ -40,7 +40,7 @@ static int tail(const uint8_t *code, size_t end, size_t at) {
 }
 
 // The pattern contract: the instructions after a head are exactly the original ones of
-// its pattern (/tmp/rw-spec.md), none of them itself a rewrite opcode, since the head's
+// its pattern (vm/rewrite/rw_opcodes.h), none of them itself a rewrite opcode, since the head's
 // fast path reads them (CMPJ, FORRANGE: the jump's label; INCR_FAST: k, the op, n) and
 // its slow path falls into them. Returns 0 or the reason.
 const char *vrf_rw_contract(const uint8_t *code, size_t end, uint32_t off) {

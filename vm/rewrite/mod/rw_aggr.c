@@ -9,7 +9,9 @@
 #include "py/runtime.h"
 
 #include "rw_aggr.h"
+#include "rw_record.h"
 #include "verify.h"
+#include "vm_describe.h"
 
 uint8_t rw_enter_flags;
 
@@ -56,64 +58,8 @@ const rw_aggr_stats_t *rw_aggr_stats(void) {
 }
 
 // ---- The verifier's replacement check ---------------------------------------------------
-// What vrf_verify_replacement needs to know of a heap function, as vm/verifier/mod
-// describes it for vm.check_replacement.
-
-#define RW_UNSIZED (0xffff)
-
-static size_t heap_bytes(const void *p) {
-    return p ? gc_nbytes(p) : 0;
-}
-
-static const char *rw_qstr(void *ctx, uint32_t q, size_t *len) {
-    const mp_module_constants_t *k = ctx;
-    size_t n = heap_bytes(k->qstr_table);
-    if (n && q >= n / sizeof(qstr_short_t)) {
-        return NULL;
-    }
-    const qstr_pool_t *pool = MP_STATE_VM(last_pool);
-    qstr qs = k->qstr_table[q];
-    return qs >= pool->total_prev_len + pool->len ? NULL : (const char *)qstr_data(qs, len);
-}
-
-static int rw_obj_kind(void *ctx, uint32_t i) {
-    const mp_module_constants_t *k = ctx;
-    mp_obj_t o = k->obj_table[i];
-    if (o == MP_OBJ_NULL) {
-        return VRF_OBJ_INVALID;
-    }
-    if (mp_obj_is_type(o, &mp_type_tuple)) {
-        size_t len;
-        mp_obj_t *items;
-        mp_obj_tuple_get(o, &len, &items);
-        return len <= VRF_MAX_TUPLE ? VRF_OBJ_TUPLE + (int)len : VRF_OBJ_OTHER;
-    }
-    return VRF_OBJ_OTHER;
-}
-
-static void describe(vrf_fn_t *fn, const uint8_t *code, size_t len,
-    const mp_obj_fun_bc_t *f, uint32_t n_free) {
-    const mp_module_constants_t *k = &f->context->constants;
-    memset(fn, 0, sizeof(*fn));
-    fn->code = code;
-    fn->len = len;
-    size_t qn = heap_bytes(k->qstr_table);
-    fn->n_qstr = qn ? (uint32_t)(qn / sizeof(qstr_short_t)) : RW_UNSIZED;
-    size_t on = heap_bytes(k->obj_table);
-    fn->n_obj = on ? (uint32_t)(on / sizeof(mp_obj_t)) : (k->obj_table ? RW_UNSIZED : 0);
-    size_t cn = heap_bytes(f->child_table);
-    uint32_t c = 0;
-    while (c < cn / sizeof(void *) && f->child_table[c] != NULL) {
-        c++;  // only the leading non-NULL entries are children; the rest is block slack
-    }
-    fn->n_children = cn ? c : (f->child_table ? RW_UNSIZED : 0);
-    fn->n_free = n_free;
-    fn->n_defaults = -1;
-    fn->kw_defaults = -1;
-    fn->qstr = rw_qstr;
-    fn->obj_kind = rw_obj_kind;
-    fn->ctx = (void *)k;
-}
+// What vrf_verify_replacement needs to know of a heap function, as `vm` describes it for
+// vm.check_replacement (vm/verifier/mod/vm_describe.h).
 
 // py/objcell.c keeps the cell type static: learn it from a cell made once (under
 // nlr: a MemoryError here is not the caller's). NULL if that failed.
@@ -154,9 +100,11 @@ static const char *rw_check_replacement(const mp_code_state_t *cs, const uint8_t
     if (cell == NULL) {
         return "no memory to learn the cell type";
     }
-    uint32_t n_free = count_free(cs, cell);
-    describe(&nf, new_code, len, cs->fun_bc, n_free);
-    describe(&of, cs->fun_bc->bytecode, len, cs->fun_bc, n_free);
+    // A root: no defaults are known to be passed, and the cells are those at entry.
+    vrf_child_t made = { (int16_t)count_free(cs, cell), -1, -1, 0 };
+    const mp_obj_fun_bc_t *f = cs->fun_bc;
+    vm_describe(&nf, new_code, len, &f->context->constants, f->child_table, &made);
+    vm_describe(&of, f->bytecode, len, &f->context->constants, f->child_table, &made);
     return vrf_verify_replacement(&nf, &of, &vrf_profile_trusted, &res) ? res.msg : NULL;
 }
 

@@ -42,20 +42,12 @@ typedef struct {
     char last_refusal[160];
 } rw_aggr_stats_t;
 
-// Read by the one line in MICROPY_VM_HOOK_FRAME_ENTER (port/mpconfigport.h): zero keeps
-// the hook to one test; a set bit sends every frame entry to rw_frame_enter.
+// The bits of rw_enter_flags, read by the one line in MICROPY_VM_HOOK_FRAME_ENTER
+// (vm/vm_hooks.h, which declares it and rw_frame_enter): zero keeps the hook to one
+// test; a set bit sends every frame entry to rw_frame_enter.
 #define RW_ENTER_AGGRESSIVE (1)  // rewrite each heap function at its first call
-#define RW_ENTER_RECORD (2)      // record the arguments of calls to one function
-extern uint8_t rw_enter_flags;
+#define RW_ENTER_RECORD (2)      // record the arguments of calls to one function (rw_record.c)
 void rw_aggr_set(int on);
 const rw_aggr_stats_t *rw_aggr_stats(void);
-struct _mp_code_state_t;
-void rw_frame_enter(struct _mp_code_state_t *code_state);
-
-// rw_record.c: the optimiser's equivalence gate replays real calls. One function at a
-// time has its positional arguments copied at frame entry into slots allocated when
-// recording started (the hook runs before the VM's exception handler is set up, so it
-// must not allocate).
-void rw_record_enter(struct _mp_code_state_t *code_state);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "verify.h"
 #include "vm_check.h"
+#include "vm_describe.h"
 
 // Layouts private to py/objclosure.c and py/objboundmeth.c, restated (1.25.0).
 typedef struct {
@@ -42,88 +43,12 @@ extern const mp_obj_type_t mp_type_closure;
 #error "vm: code objects are read in the MINIMUM or BASIC layout only"
 #endif
 
-// Heap tables are sized by their GC block; frozen ones (in the image) are not sized at
-// run time, so their indices are bounded only by this and the code is trusted there.
-#define VM_UNSIZED (0xffff)
-
 static void set_msg(vrf_result_t *res, int rule, const char *msg) {
     res->rule = rule;
     size_t n = strlen(msg);
     n = n < sizeof(res->msg) - 1 ? n : sizeof(res->msg) - 1;
     memcpy(res->msg, msg, n);
     res->msg[n] = 0;
-}
-
-static size_t heap_bytes(const void *p) {
-    return p ? gc_nbytes(p) : 0;
-}
-
-static size_t qstr_count(void) {
-    const qstr_pool_t *pool = MP_STATE_VM(last_pool);
-    return pool->total_prev_len + pool->len;
-}
-
-// The qstr behind operand q of code with constants k, or MP_QSTRnull if none.
-static qstr vm_qstr_id(const mp_module_constants_t *k, uint32_t q) {
-    const qstr_short_t *table = k->qstr_table;
-    size_t n = heap_bytes(table);
-    if (n && q >= n / sizeof(qstr_short_t)) {
-        return MP_QSTRnull;
-    }
-    qstr qs = table[q];
-    return qs >= qstr_count() ? MP_QSTRnull : qs;
-}
-
-static const char *vm_qstr(void *ctx, uint32_t q, size_t *len) {
-    qstr qs = vm_qstr_id(ctx, q);
-    return qs == MP_QSTRnull ? NULL : (const char *)qstr_data(qs, len);
-}
-
-static int vm_obj_kind(void *ctx, uint32_t i) {
-    const mp_module_constants_t *k = ctx;
-    mp_obj_t o = k->obj_table[i];
-    if (o == MP_OBJ_NULL) {
-        return VRF_OBJ_INVALID;
-    }
-    if (mp_obj_is_type(o, &mp_type_tuple)) {
-        size_t len;
-        mp_obj_t *items;
-        mp_obj_tuple_get(o, &len, &items);
-        return len <= VRF_MAX_TUPLE ? VRF_OBJ_TUPLE + (int)len : VRF_OBJ_OTHER;
-    }
-    return VRF_OBJ_OTHER;
-}
-
-// Fills fn for bytecode code with module constants k and children table children.
-static void describe(vrf_fn_t *fn, const byte *code, size_t code_len,
-    const mp_module_constants_t *k, mp_raw_code_t *const *children, const vrf_child_t *made) {
-    memset(fn, 0, sizeof(*fn));
-    fn->code = code;
-    size_t n = code_len ? code_len : heap_bytes(code);
-    fn->len = n ? n : VRF_MAX_CODE;
-    fn->len_is_bound = n == 0;
-    size_t qn = heap_bytes(k->qstr_table);
-    fn->n_qstr = qn ? (uint32_t)(qn / sizeof(qstr_short_t)) : VM_UNSIZED;
-    size_t on = heap_bytes(k->obj_table);
-    fn->n_obj = on ? (uint32_t)(on / sizeof(mp_obj_t)) : (k->obj_table ? VM_UNSIZED : 0);
-    size_t cn = heap_bytes(children);
-    if (cn) {
-        // Only the leading non-NULL entries are children; the rest is block slack.
-        uint32_t c = 0;
-        while (c < cn / sizeof(void *) && children[c] != NULL) {
-            c++;
-        }
-        fn->n_children = c;
-    } else {
-        fn->n_children = children ? VM_UNSIZED : 0;
-    }
-    fn->n_free = (uint32_t)made->n_free;
-    fn->class_body = made->class_body;
-    fn->n_defaults = made->n_defaults;
-    fn->kw_defaults = made->kw_defaults;
-    fn->qstr = vm_qstr;
-    fn->obj_kind = vm_obj_kind;
-    fn->ctx = (void *)k;
 }
 
 enum { NAMES_LOADED, NAMES_STORED, NAMES_DELETED, NAMES_N };
@@ -226,7 +151,7 @@ static int walk(walk_t *w, vrf_fn_t *fn, mp_raw_code_t *const *children, uint32_
             break;
         }
         vrf_fn_t child;
-        describe(&child, code, 0, k, grandchildren, &made[i]);
+        vm_describe(&child, code, 0, k, grandchildren, &made[i]);
         r = walk(w, &child, grandchildren, depth + 1);
     }
     m_del(vrf_child_t, made, n);
@@ -337,15 +262,15 @@ static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code
     vrf_fn_t fn;
     int r;
     if (code == mp_const_none) {
-        describe(&fn, tg.bytecode, 0, tg.constants, tg.children, &root);
+        vm_describe(&fn, tg.bytecode, 0, tg.constants, tg.children, &root);
         r = walk(w, &fn, tg.children, 0);
     } else {
         mp_buffer_info_t buf;
         mp_get_buffer_raise(code, &buf, MP_BUFFER_READ);
-        describe(&fn, buf.buf, buf.len, tg.constants, tg.children, &root);
+        vm_describe(&fn, buf.buf, buf.len, tg.constants, tg.children, &root);
         if (replace) {
             vrf_fn_t orig;
-            describe(&orig, tg.bytecode, 0, tg.constants, tg.children, &root);
+            vm_describe(&orig, tg.bytecode, 0, tg.constants, tg.children, &root);
             r = vrf_verify_replacement(&fn, &orig, w->prof, &w->res);
         } else {
             r = walk(w, &fn, tg.children, 0);
@@ -381,8 +306,8 @@ int vm_check_rewrite(mp_obj_t fun, uint32_t n_free, const uint8_t *code, size_t 
         get_target(fun, &tg);  // raises TypeError for what is not bytecode: as vm.check
         vrf_child_t root = { (int16_t)(tg.n_free ? tg.n_free : n_free), -1, -1, 0 };
         vrf_fn_t fn, orig;
-        describe(&fn, code, len, tg.constants, tg.children, &root);
-        describe(&orig, tg.bytecode, 0, tg.constants, tg.children, &root);
+        vm_describe(&fn, code, len, tg.constants, tg.children, &root);
+        vm_describe(&orig, tg.bytecode, 0, tg.constants, tg.children, &root);
         vm_busy = 1;  // nothing below allocates or raises
         r = vrf_verify_replacement(&fn, &orig, prof, &res);
         vm_busy = 0;
@@ -457,7 +382,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(vm_names_obj, vm_names);
 static mp_obj_t vm_bytecode(mp_obj_t fn_in) {
     target_t t;
     get_target(fn_in, &t);
-    size_t n = heap_bytes(t.bytecode);
+    size_t n = vm_heap_bytes(t.bytecode);
     return n ? mp_obj_new_bytes(t.bytecode, n) : mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(vm_bytecode_obj, vm_bytecode);

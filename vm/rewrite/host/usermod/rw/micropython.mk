@@ -4,8 +4,8 @@
 # (vm/rewrite/*.c) and the verifier core it calls.
 RW_ROOT := $(abspath $(USERMOD_DIR)/../../..)
 VRF_ROOT := $(abspath $(RW_ROOT)/../verifier)
-SRC_USERMOD_C += $(RW_ROOT)/mod/modrw.c $(RW_ROOT)/mod/rw_record.c $(RW_ROOT)/mod/rw_native.c \
-	$(RW_ROOT)/mod/rw_watch.c
+OPT_MOD := $(abspath $(RW_ROOT)/../opt/mod)
+SRC_USERMOD_C += $(wildcard $(OPT_MOD)/*.c)
 SRC_USERMOD_LIB_C += $(wildcard $(RW_ROOT)/*.c) $(RW_ROOT)/mod/rw_aggr.c \
 	$(USERMOD_DIR)/rw_unix.c $(wildcard $(VRF_ROOT)/*.c)
-CFLAGS_USERMOD += -I$(RW_ROOT) -I$(RW_ROOT)/mod -I$(VRF_ROOT)
+CFLAGS_USERMOD += -I$(RW_ROOT) -I$(RW_ROOT)/mod -I$(OPT_MOD) -I$(VRF_ROOT) -I$(VRF_ROOT)/mod

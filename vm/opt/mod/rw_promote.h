@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Native promotion (issue 7): see rw_native.c.
-#ifndef LOCIOS_RW_NATIVE_H
-#define LOCIOS_RW_NATIVE_H
+// Native promotion (issue 7): see rw_promote.c.
+#ifndef LOCIOS_RW_PROMOTE_H
+#define LOCIOS_RW_PROMOTE_H
 
 #include "py/obj.h"
 
@@ -17,13 +17,5 @@ void rw_promote(mp_obj_t fn, mp_obj_t twin);
 mp_obj_t rw_demote(mp_obj_t fn);
 // fn's twin, or None.
 mp_obj_t rw_twin(mp_obj_t fn);
-// [(source name, bytes)] of the kept source texts, newest first.
-mp_obj_t rw_src_list(void);
-// The committed block of native code starting at `start` (its length in *len), or NULL
-// when it is no longer among the blocks remembered.
-const void *rw_exec_block(const void *start, size_t *len);
-// Called by the port for each block committed to the executable arena.
-void rw_exec_note(const void *at, size_t len);
-void rw_native_deinit(void);
 
 #endif

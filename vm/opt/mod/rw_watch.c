@@ -3,9 +3,9 @@
 // exception type appears. The optimiser watches each function it swaps with the exception
 // types the original raised on the gates' inputs; the first other type that escapes a
 // call of the function is noted here, and opt.check() rolls the swap back. Bytecode
-// frames report through the VM's frame-raise hook (vm/patches/0011, set in the port's
-// mpconfigport.h); promoted functions' native twins through their call slot
-// (rw_native.c). Only raising pays: the hook tests rw_watch_n, then scans the watched entries.
+// frames report through the VM's frame-raise hook (vm/patches/0011, vm/vm_hooks.h);
+// promoted functions' native twins through their call slot (rw_promote.c). Only raising
+// pays: the hook tests rw_watch_n, then scans the watched entries.
 #include "py/runtime.h"
 
 #include "rw_watch.h"
@@ -58,12 +58,14 @@ mp_obj_t rw_watch_seen(mp_obj_t fn) {
     return s != NULL && s[2] != MP_OBJ_NULL ? s[2] : mp_const_none;
 }
 
-void rw_watch_raise(mp_obj_t fn, mp_obj_t exc) {
-    mp_obj_t *s = slot_of(fn);
+// exc escaped a call of fun: note its type if fun is watched, the type is new and it is
+// an Exception (not KeyboardInterrupt, SystemExit or GeneratorExit).
+void rw_watch_raise(const mp_obj_base_t *fun, const mp_obj_base_t *exc) {
+    mp_obj_t *s = slot_of(MP_OBJ_FROM_PTR(fun));
     if (s == NULL || s[2] != MP_OBJ_NULL) {
         return;
     }
-    const mp_obj_type_t *t = mp_obj_get_type(exc);
+    const mp_obj_type_t *t = mp_obj_get_type(MP_OBJ_FROM_PTR(exc));
     // KeyboardInterrupt, SystemExit and GeneratorExit say nothing about the code.
     if (!mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(t), MP_OBJ_FROM_PTR(&mp_type_Exception))) {
         return;

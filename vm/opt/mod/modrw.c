@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-// `_rw`: the rewriter on live functions (issue 7). plan(fn, kinds), apply(fn, edits),
-// code(fn), undo(fn), misses(fn), misses_reset(), aggressive(flag), stats(), and native
-// promotion: promote/demote/twin/sources/machine_code, and watch/unwatch/raised.
+// `_rw`: the optimiser's C interface (vm/opt/README.md). The rewriter on live functions
+// (vm/rewrite): plan(fn, kinds), apply(fn, edits), code(fn), start(fn), undo(fn),
+// misses(fn), misses_reset(), aggressive(flag), stats(); call recording: record/recorded;
+// native promotion: promote/demote/twin/sources/machine_code; watch/unwatch/raised.
 #include <string.h>
 
 #include "py/bc.h"
@@ -10,9 +11,11 @@
 #include "py/runtime.h"
 
 #include "rw_aggr.h"
-#include "rw_native.h"
-#include "rw_record.h"
+#include "rw_exec.h"
 #include "rw_plan.h"
+#include "rw_promote.h"
+#include "rw_record.h"
+#include "rw_source.h"
 #include "rw_stats.h"
 #include "rw_watch.h"
 
@@ -38,7 +41,7 @@ static mp_obj_fun_bc_t *get_fun(mp_obj_t fn) {
     if (mp_obj_is_type(fn, &mp_type_closure)) {
         fn = ((rw_closure_t *)MP_OBJ_TO_PTR(fn))->fun;
     }
-    // A promoted function (rw_native.c) still owns its bytecode: old frames may run it.
+    // A promoted function (rw_promote.c) still owns its bytecode: old frames may run it.
     if (!mp_obj_is_type(fn, &mp_type_fun_bc) && !mp_obj_is_type(fn, &mp_type_gen_wrap)
         && !mp_obj_is_type(fn, &rw_type_fun_promoted) && !mp_obj_is_type(fn, &rw_type_gen_promoted)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_rw: not a bytecode function"));
@@ -263,7 +266,7 @@ static const mp_rom_obj_tuple_t rw_kinds_tuple = {
     }
 };
 
-// Native promotion (rw_native.c): promote(fn, twin), demote(fn) -> twin or None,
+// Native promotion (rw_promote.c, rw_source.c, rw_exec.c): promote(fn, twin), demote(fn) -> twin or None,
 // twin(fn) -> twin or None, sources() -> [(name, bytes)], machine_code(twin) -> bytes.
 static mp_obj_t rw_promote_fn(mp_obj_t fn, mp_obj_t twin) {
     rw_promote(fn, twin);

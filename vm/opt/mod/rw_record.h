@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
 // Recording the positional arguments of real calls to one function (rw_record.c), for
-// the optimiser's equivalence gate (vm/python/opt.py).
-#ifndef LOCI_RW_RECORD_H
-#define LOCI_RW_RECORD_H
+// the optimiser's equivalence gate (vm/opt).
+#ifndef LOCIOS_RW_RECORD_H
+#define LOCIOS_RW_RECORD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "py/obj.h"
 
+// The frame-entry half (rw_frame_enter calls it while RW_ENTER_RECORD is set): the
+// positional arguments copied into slots allocated when recording started (the hook
+// runs before the VM's exception handler is set up, so it must not allocate).
+struct _mp_code_state_t;
+void rw_record_enter(struct _mp_code_state_t *code_state);
 // Start recording the next `calls` calls of the function whose fun_data is bytecode
 // (replacing any recording in progress). ValueError for *args, **kwargs or keyword-only
 // parameters. Allocates.

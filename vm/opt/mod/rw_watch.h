@@ -7,8 +7,8 @@
 
 #include "py/obj.h"
 
-// Functions watched now: the VM's frame-raise hook and promoted calls test it first.
-extern size_t rw_watch_n;
+// rw_watch_n (functions watched now: the VM's frame-raise hook and promoted calls test it
+// first), rw_watch_raise and rw_watch_deinit are declared in vm/vm_hooks.h.
 
 // Watch fn (a function object): an exception escaping a call of it whose exact type is
 // not in `allowed` (a tuple of types) is noted. False when the table is full.
@@ -17,9 +17,5 @@ bool rw_watch(mp_obj_t fn, mp_obj_t allowed);
 void rw_unwatch(mp_obj_t fn);
 // The first type not allowed that escaped a call of fn since it was watched, or None.
 mp_obj_t rw_watch_seen(mp_obj_t fn);
-// exc escaped a call of fn: note its type if fn is watched, the type is new and it is
-// an Exception (not KeyboardInterrupt, SystemExit or GeneratorExit).
-void rw_watch_raise(mp_obj_t fn, mp_obj_t exc);
-void rw_watch_deinit(void);
 
 #endif

@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: MIT
+# The optimiser (vm/opt/README.md): only a candidate that verifies, behaves the same and
+# measures faster replaces running code, and every verdict is journaled. `import opt`
+# gives its console API and its tunables; the parts are private modules:
+#   _policy   what to work on (trusted, hot, undecided), one move at a time, the rules
+#             that roll a swap back, optimise/settle/auto
+#   _swap     a function's candidates through the gates, the live swaps, rollback
+#   _gates    verify, equivalent (replays), faster (A/B timing)
+#   _journal  the journal's entries and digests
+#   _source   a def's source text, compiled again for a native twin
+#   _values   copies and comparison of the values a replay passes and returns
+# The parts read the tunables below from this module at every use, so setting one at the
+# console (opt.MARGIN = 0.05) takes effect at once.
+from ._journal import journal, log
+from ._policy import (
+    aggressive,
+    attempt,
+    auto,
+    by_key,
+    check,
+    consider,
+    forget,
+    hot,
+    key,
+    optimise,
+    settle,
+    stop_recording,
+    trust,
+    trusted,
+)
+from ._swap import rollback, swaps
+
+# A candidate must be at least this much faster (new/old cycle ratio, median of the A/B
+# rounds) to be swapped in. 2 %: under QEMU -icount reruns differ by ~0.04 %, and on TCG
+# without -icount (or hardware) the A/B rounds interleave, so drift hits both sides.
+MARGIN = 0.02
+# A/B rounds (each runs every input once with old code, once with new, interleaved).
+ROUNDS = 5
+# Recorded calls kept per function, and how many calls the optimiser waits for.
+INPUTS = 8
+# A swapped function is rolled back when its guards missed more often than this share
+# of its profiled activity (calls + loop iterations) since the swap, or than twice the
+# rate they missed at while the swap measured faster, whichever is higher.
+MISS_SHARE = 0.25
+# Functions whose one call costs more than this many cycles are not A/B measured
+# (the measurement itself would stall the console for too long); journaled as refused.
+MAX_CALL_CYCLES = 2_000_000_000
+# Past this many cycles a round, 3 A/B rounds instead of ROUNDS: -icount makes a
+# round's cycles repeat exactly, and on hardware such long rounds average out noise.
+LONG_ROUND = 50_000_000
+# Passes a function may be recorded for with no call coming before it is given up.
+PATIENCE = 4
+# check() measures each live swap again on its recorded calls every this many passes,
+# and rolls back one that is no longer faster than the original.
+RECHECK_PASSES = 20
+# Native twins are compiled only for defs whose source uses none of these: they need
+# the class cell or the enclosing scope, which a def compiled on its own does not have.
+NATIVE_REFUSE = ("super", "__class__", "nonlocal")
+# A generator function's calls are compared (and timed) over at most this many items.
+GEN_ITEMS = 100_000
+# How many swaps vm/opt/mod/rw_watch.c watches for new exception types at once.
+WATCH_MAX = 256
+# auto(True): one optimise() pass at most this often while the console waits for input.
+AUTO_PERIOD_MS = 500
+# Whether the optimiser also tries native twins (set False to measure rewrites alone).
+native_promotion = True
+
+
+# The API, for readers and the linter (MicroPython's `import *` does not read __all__).
+__all__ = ("aggressive", "attempt", "auto", "by_key", "check", "consider", "forget", "hot",
+           "journal", "key", "log", "optimise", "rollback", "settle", "stop_recording",
+           "swaps", "trust", "trusted")

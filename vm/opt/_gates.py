@@ -1,0 +1,213 @@
+# SPDX-License-Identifier: MIT
+# The gates a candidate passes before it replaces running code: 1 verify (the verifier's
+# replacement check), 2 equivalent (recorded calls replayed on the old and the new code),
+# 3 faster (A/B rounds in guest cycles). Gate 4, the journal entry written before the
+# swap, is in _swap.py. A candidate is anything with apply() and undo() (_swap.py).
+import _prof
+import _rw
+
+import kernel
+import opt
+import vm
+
+from . import _values
+
+_MISSING = object()
+names_memo = {}  # id(fn) -> (fn, vm.names(fn))
+
+
+def _gen_fn():
+    yield
+
+
+# The functions the optimiser works on: plain bytecode functions and generator functions.
+PLAIN = (type(lambda: None), type(_gen_fn))
+_GENERATOR = type(_gen_fn())
+
+
+def names(fn):
+    # vm.names(fn), read once: the first read comes when fn is looked at as a candidate,
+    # before any of its code (or its inner functions', which vm.names reads too and the
+    # verifier cannot read once rewritten in place) is swapped. Raises as vm.names does.
+    got = names_memo.get(id(fn))
+    if got is None or got[0] is not fn:
+        got = names_memo[id(fn)] = (fn, vm.names(fn))
+    return got[1]
+
+
+def _stored(fn):
+    # The globals fn's code stores.
+    try:
+        return names(fn)[1]
+    except (ValueError, TypeError):
+        return ()
+
+
+def _snap(fn):
+    # The current values of the globals fn stores, to compare and to put back: a replay
+    # or a timed run must leave the namespace as it found it.
+    g = fn.__globals__
+    return {n: g.get(n, _MISSING) for n in _stored(fn)}
+
+
+def _put_back(fn, snap):
+    g = fn.__globals__
+    for n, v in snap.items():
+        if v is _MISSING:
+            g.pop(n, None)
+        else:
+            g[n] = v
+
+
+def recorded(fn):
+    # The calls _rw recorded for fn that can be replayed (their arguments copied).
+    inputs = []
+    for args in _rw.recorded(fn):
+        if _values.clone(args) is not None:
+            inputs.append(args)
+    return inputs
+
+
+def activity(fn):
+    # fn's profiled calls + loop iterations so far (0 when the profiler has no slot for it).
+    for f, calls, back, _hot in _prof.counters():
+        if f is fn:
+            return calls + back
+    return 0
+
+
+# ---- gate 1: verify ------------------------------------------------------------------
+
+def replacement(fn, edits):
+    # The whole rewritten bytecode, as vm.check_replacement takes it: the function's
+    # bytecode with each edit's head byte substituted after checking the old byte.
+    code = bytearray(vm.bytecode(fn))
+    base = _rw.start(fn)
+    for off, old, new, _kind in edits:
+        if code[base + off] != old:
+            raise ValueError("opt: stale edit at offset %d" % off)
+        code[base + off] = new
+    return bytes(code)
+
+
+def verify(fn, edits, profile):
+    return vm.check_replacement(fn, replacement(fn, edits), profile)
+
+
+# ---- gate 2: equivalent ----------------------------------------------------------------
+
+def _run(fn, args):
+    # (kind, value or exception type, output, args after the call)
+    kernel.capture(True)
+    try:
+        try:
+            r = ("ret", _drain(fn(*args)))
+        except Exception as e:  # noqa: BLE001 - the gate compares any exception type
+            r = ("exc", type(e))
+    finally:
+        out, lost = kernel.capture(False)
+    return r[0], r[1], out, lost, args
+
+
+def _drain(r):
+    # A generator function's result is what it yields (up to GEN_ITEMS items), compared
+    # as a list; anything else is itself.
+    if type(r) is not _GENERATOR:
+        return r
+    limit = opt.GEN_ITEMS
+    items = []
+    for x in r:
+        items.append(x)
+        if len(items) >= limit:
+            break
+    return items
+
+
+def equivalent(fn, cand, inputs):
+    # None, or why not. Also keeps, in cand.raises, the exception types the original
+    # raised: once swapped, any other type escaping a call rolls the swap back
+    # (_policy.check, vm/opt/mod/rw_watch.c).
+    cand.raises = []
+    if not inputs:
+        return "no replayable inputs recorded or generated"
+    for args in inputs:
+        a, b = _values.clone(args), _values.clone(args)
+        before = _snap(fn)
+        cand.undo()
+        try:
+            old = _run(fn, a[0])
+            old_g = _snap(fn)
+            _put_back(fn, before)
+            cand.apply()
+            new = _run(fn, b[0])
+            new_g = _snap(fn)
+        finally:
+            cand.undo()
+            _put_back(fn, before)
+        if not _values.same(old_g, new_g):
+            return "args %r: the globals it stores differ after the call" % (args,)
+        if old[0] != new[0]:
+            return "args %r: old %s, new %s" % (args, old[0], new[0])
+        if old[0] == "exc" and old[1] is not new[1]:
+            return "args %r: old raised %s, new %s" % (args, old[1].__name__, new[1].__name__)
+        if old[0] == "exc" and old[1] not in cand.raises:
+            cand.raises.append(old[1])
+        if old[0] == "ret" and not _values.same(old[1], new[1]):
+            return "args %r: old returned %r, new %r" % (args, old[1], new[1])
+        if old[2] != new[2] or old[3] != new[3]:
+            return "args %r: printed output differs" % (args,)
+        if not _values.same(old[4], new[4]):
+            return "args %r: arguments after the call differ" % (args,)
+    return None
+
+
+# ---- gate 3: faster --------------------------------------------------------------------
+
+def _time(fn, inputs):
+    # Cycles to run every input once (on fresh copies; copying is outside the timing).
+    copies = [_values.clone(a)[0] for a in inputs]
+    before = _snap(fn)
+    kernel.capture(True)
+    try:
+        t0 = kernel.cycles()
+        for args in copies:
+            try:
+                _drain(fn(*args))
+            except Exception:  # noqa: BLE001,S110 - equivalence already compared them
+                pass
+        return kernel.cycles() - t0
+    finally:
+        kernel.capture(False)
+        _put_back(fn, before)
+
+
+def faster(fn, cand, inputs, rounds=None):
+    # (failure or None, median new/old ratio) over `rounds` A/B rounds (opt.ROUNDS when
+    # None). Rounds alternate which side runs first.
+    if rounds is None:
+        rounds = opt.ROUNDS
+    ratios = []
+    for i in range(rounds):
+        if i >= rounds:
+            break
+        cand.undo()
+        if i & 1:
+            cand.apply()
+            tn = _time(fn, inputs)
+            cand.undo()
+            to = _time(fn, inputs)
+        else:
+            to = _time(fn, inputs)
+            cand.apply()
+            tn = _time(fn, inputs)
+            cand.undo()
+        if to > opt.MAX_CALL_CYCLES * len(inputs):
+            return "too slow to measure (%d cycles a round)" % to, None
+        if to > opt.LONG_ROUND:
+            rounds = min(rounds, 3)
+        ratios.append(tn / to if to else 1.0)
+    ratios.sort()
+    ratio = ratios[len(ratios) // 2]
+    if ratio > 1.0 - opt.MARGIN:
+        return "new/old %.4f, not below %.2f" % (ratio, 1.0 - opt.MARGIN), ratio
+    return None, ratio

@@ -1,0 +1,282 @@
+# SPDX-License-Identifier: MIT
+# What the optimiser works on and when: which functions it may pick (trusted code, the
+# profiler's hottest), one move at a time (record, then gate), the rules that roll a
+# swap back, and the schedules that drive it (optimise passes, settle, auto).
+import sys
+
+import _prof
+import _rw
+
+import __main__
+import kernel
+import opt
+
+from . import _gates, _journal, _swap
+
+done = {}  # id(bytecode owner fn) -> journal id of its last verdict
+_keys = {}  # key (bytes) -> fn
+_key_of = {}  # id(fn) -> key
+_recording = None  # the function whose calls _rw is recording
+_rec_passes = 0  # optimise() passes it has been recorded for without one replayable call
+_eligible_memo = {}  # id(fn) -> (fn, bool); holding fn keeps its id from being reused
+trusted_ns = []  # namespaces trust() added (e.g. a benchmark's exec() globals)
+_unslotted = [0]
+_auto = False
+_last_pass = [0]
+
+
+# ---- what to work on ---------------------------------------------------------------------
+
+def key(fn):
+    """The field key (bytes, <= 15) naming fn in the 'heat' flavour."""
+    k = _key_of.get(id(fn))
+    if k is None:
+        # Readable in top('heat'): the name's first 10 bytes and a serial number.
+        k = ("%s.%x" % (_journal.name(fn)[:10], len(_keys) + 1)).encode()
+        _keys[k] = fn
+        _key_of[id(fn)] = k
+    return k
+
+
+def by_key(k):
+    return _keys.get(bytes(k))
+
+
+def trust(namespace):
+    """Let the optimiser pick functions whose globals are `namespace` (a dict that is
+    neither __main__'s nor a module's, e.g. one code was exec()'d in). Never a Locus's."""
+    if not any(namespace is t for t in trusted_ns):
+        trusted_ns.append(namespace)
+
+
+def trusted(fn):
+    """Whether fn's code is one the optimiser may pick: its globals are the console's
+    (__main__), a module's, or a namespace trust() added. A Locus's functions live in a
+    namespace of their own, and the gates replay calls with no budget: Locus code must
+    never get here."""
+    return _trusted(fn.__globals__)
+
+
+def _trusted(g):
+    if g is __main__.__dict__ or any(g is t for t in trusted_ns):
+        return True
+    for m in sys.modules.values():
+        if g is getattr(m, "__dict__", None):
+            return True
+    return False
+
+
+def _eligible(fn):
+    # Plain bytecode (and generator) functions on the heap, of trusted code, that delete
+    # no globals. The gates call them again: the globals they store are saved first,
+    # compared after the old and the new code ran, and put back (_gates).
+    if type(fn) not in _gates.PLAIN or id(fn) in done:
+        return False
+    memo = _eligible_memo.get(id(fn))
+    if memo is not None:
+        return memo[1]
+    try:
+        _rw.start(fn)
+        names = _gates.names(fn)
+        ok = _trusted(fn.__globals__) and not names[2]
+    except (ValueError, TypeError):
+        ok = False
+    _eligible_memo[id(fn)] = (fn, ok)
+    return ok
+
+
+def hot(n=8):
+    """[(key, fn, activity)] of the hottest undecided functions the profiler reported."""
+    out = []
+    for fn, calls, back, nhot in _prof.counters():
+        if nhot and _eligible(fn):
+            out.append((calls + back, fn))
+    out.sort(key=lambda t: -t[0])
+    return [(key(fn), fn, a) for a, fn in out[:n]]
+
+
+# ---- one move at a time ------------------------------------------------------------------
+
+def consider(fn, profile="trusted", inputs=None):
+    """Run the four gates on fn's rewrite candidate; swap it in if all pass. Returns the
+    journal entry (also for rejections); fn then counts as decided for optimise()."""
+    return _decide(fn, _swap.gate(fn, profile, inputs))
+
+
+def attempt(fn, profile="trusted"):
+    """One optimiser move on fn: start recording its calls if none are recorded yet
+    (returns None; try again after it has run), else run the four gates (returns the
+    journal entry). A function is decided once. One function is recorded at a time: a
+    move on another function while one is recording waits (None)."""
+    global _recording, _rec_passes
+    if id(fn) in done:
+        return _journal.entries[done[id(fn)] - 1]
+    if _recording is not None and _recording is not fn:
+        return None
+    if _recording is None:
+        try:
+            _rw.record(fn, opt.INPUTS)
+        except ValueError as e:
+            return _decide(fn, _journal.add(fn, "rejected", "equivalent",
+                                            _journal.digest(_rw.code(fn)), None, [], None,
+                                            str(e)))
+        _recording, _rec_passes = fn, 0
+        return None
+    inputs = _gates.recorded(fn)
+    if not inputs and len(_rw.recorded(fn)) == 0:
+        _rec_passes += 1
+        if _rec_passes < opt.PATIENCE:
+            return None
+    _rw.record(fn, 0)
+    _recording = None
+    if not inputs:
+        return _decide(fn, _journal.add(fn, "rejected", "equivalent",
+                                        _journal.digest(_rw.code(fn)), None, [], None,
+                                        "no replayable calls recorded"))
+    return _decide(fn, _swap.gate(fn, profile, inputs))
+
+
+def _decide(fn, e):
+    done[id(fn)] = e["id"]
+    return e
+
+
+def stop_recording():
+    """Cancel a recording in progress (its function stays undecided). While one is on,
+    every call pays the frame-enter hook's compare."""
+    global _recording
+    if _recording is not None:
+        _rw.record(_recording, 0)
+        _recording = None
+
+
+# ---- the rules that roll a swap back -----------------------------------------------------
+
+def check():
+    """Roll back swaps whose guards keep failing, whose function let an exception type
+    escape that its gates never saw raised, and (every RECHECK_PASSES calls) swaps that
+    no longer measure faster on their recorded calls. Returns the rollback entries."""
+    out = []
+    for sid in list(_swap.live):
+        s = _swap.live[sid]
+        new_exc = _rw.raised(s.fn)
+        if new_exc is not None:
+            out.append(_swap.rollback(sid, "raised %s, a type its gates never saw"
+                                      % new_exc.__name__))
+            continue
+        s.passes += 1
+        if s.passes >= opt.RECHECK_PASSES:
+            s.passes = 0
+            cand = s.cand
+            cand.undo()
+            why, ratio = _gates.faster(s.fn, cand, s.inputs, 3)
+            cand.apply()
+            if ratio is not None and ratio > 1.0:
+                out.append(_swap.rollback(sid, "regressed: new/old %.4f on its recorded calls"
+                                          % ratio))
+                continue
+        fn = s.fn
+        if s.cand.kind != "rewrite":
+            continue
+        misses = _rw.misses(fn) - s.misses
+        active = _gates.activity(fn) - s.activity
+        if active < 0:
+            # The profiler gave fn's slot to another function (or was reset): its counts
+            # restarted from zero, so restart the comparison too.
+            s.activity, s.misses = _gates.activity(fn), _rw.misses(fn)
+            continue
+        if misses > 64 and misses > max(opt.MISS_SHARE, 2 * s.gate_rate) * max(active, 1):
+            why = "guards missed %d times in %d calls+iterations" % (misses, active)
+            out.append(_swap.rollback(sid, why))
+    return out
+
+
+def _evict():
+    # Exits the profiler could not count (stats 'unslotted': a full probe window during
+    # a collection) mean new code may be invisible: start counting afresh. Live swaps
+    # keep their miss baselines; their activity baselines restart from zero.
+    n = _prof.stats()["unslotted"]
+    if n > _unslotted[0]:
+        _prof.reset()
+        n = 0
+        for s in _swap.live.values():
+            s.activity = 0
+    _unslotted[0] = n
+
+
+def forget(namespace):
+    """Roll back every live swap of a function whose globals are `namespace`, and stop
+    trusting it: for code about to be dropped (a benchmark's exec() namespace), so its
+    functions and native twins are not kept alive by the optimiser. Returns the rollback
+    entries."""
+    out = [_swap.rollback(sid, "forgotten") for sid, s in sorted(_swap.live.items())
+           if s.fn.__globals__ is namespace]
+    for i in range(len(trusted_ns) - 1, -1, -1):
+        if trusted_ns[i] is namespace:
+            trusted_ns.pop(i)
+    for memo in (_eligible_memo, _gates.names_memo):
+        for k in [k for k, v in memo.items() if v[0].__globals__ is namespace]:
+            del memo[k]
+    return out
+
+
+# ---- passes: on demand, until settled, or while the console waits ------------------------
+
+def optimise(n=8, profile="trusted"):
+    """One pass: gate the function being recorded if its calls came, else start recording
+    the hottest undecided one; then roll back swaps whose guards keep missing. Returns
+    the new verdicts."""
+    out = []
+    _evict()
+    if _recording is not None:
+        e = attempt(_recording, profile)
+        if e is None:
+            check()
+            return out
+        out.append(e)
+    for _k, fn, _a in hot(n):
+        e = attempt(fn, profile)
+        if e is None:
+            break
+        out.append(e)
+    check()
+    return out
+
+
+def settle(run, rounds=16, n=8, profile="trusted"):
+    """Alternate optimise() and run() until the n hottest functions are decided (or
+    `rounds` passes): what a benchmark's ON phase does after its warm-up. Ends with a
+    pass after a run, so the last run's counts are looked at."""
+    out = []
+    for _ in range(rounds):
+        out += optimise(n, profile)
+        run()
+        if _recording is None and not hot(n):
+            break
+    stop_recording()
+    return out
+
+
+def _idle():
+    now = kernel.uptime_ms()
+    if now - _last_pass[0] >= opt.AUTO_PERIOD_MS:
+        _last_pass[0] = now
+        optimise()
+
+
+def auto(flag=None):
+    """auto(True/False): run the optimiser on its own while the console waits for input
+    (one pass every AUTO_PERIOD_MS: record, gate, swap, and roll back swaps whose guards
+    keep missing). It takes the REPL's idle hook, which lo.resume() also uses: the last
+    one switched on wins; with a mesh running, opt_mesh.start() runs the optimiser as
+    Loci instead. auto() returns the setting."""
+    global _auto
+    if flag is not None:
+        _auto = bool(flag)
+        kernel.idle(_idle if _auto else None)
+    return _auto
+
+
+def aggressive(flag):
+    """Testing mode: rewrite every function at its first call, verify gate only."""
+    _rw.aggressive(flag)

@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: MIT
+# Candidates and swaps: a function's candidates (its in-place rewrite, its native twin),
+# each through every gate; the fastest that passes is journaled, then swapped in. The
+# live swaps, and rolling one back.
+import _rw
+
+import opt
+import vm
+
+from . import _gates, _journal, _source, _values
+
+live = {}  # swap id (its journal entry's id) -> Swap
+
+
+class Rewrite:
+    # Head bytes rewritten in place (vm/rewrite): length-preserving, undone by restoring.
+    kind = "rewrite"
+    raises = ()  # the original's exception types on the gates' inputs (_gates.equivalent)
+
+    def __init__(self, fn, edits, new):
+        self.fn, self.edits, self.new = fn, edits, new
+
+    def apply(self):
+        _rw.apply(self.fn, self.edits)
+
+    def undo(self):
+        _rw.undo(self.fn)
+
+
+class Native:
+    # The same def compiled by the x64 emitter; promotion reroutes fn's calls to it
+    # (vm/opt/mod/rw_promote.c) and leaves fn's bytecode untouched.
+    kind = "native"
+    edits = ()
+    raises = ()
+
+    def __init__(self, fn, twin, new):
+        self.fn, self.twin, self.new = fn, twin, new
+
+    def apply(self):
+        _rw.promote(self.fn, self.twin)
+
+    def undo(self):
+        _rw.demote(self.fn)
+
+
+class Swap:
+    # A candidate swapped in, and what _policy.check() measures it against.
+    def __init__(self, fn, old, cand, gate_rate, inputs):
+        self.fn = fn                        # the function
+        self.old = old                      # SHA-256 of its opcodes before the swap
+        self.new = cand.new                 # ... of the candidate's (machine code for a twin)
+        self.cand = cand
+        self.activity = _gates.activity(fn)  # its calls + loop iterations at the swap,
+        self.misses = _rw.misses(fn)         # and its guards' misses
+        self.gate_rate = gate_rate          # misses per unit of activity while measured
+        self.inputs = inputs                # the calls it was gated on, to measure again
+        self.passes = 0                     # check() passes since last measured
+
+
+def native_candidate(fn, profile):
+    # (candidate, None) or (None, (gate, why)). Gate 1 for native code: the same source,
+    # compiled to bytecode, must pass the verifier under fn's profile and use exactly
+    # fn's global names, so the twin is fn's code and holds no other capability. Its
+    # loops poll (vm/patches/0008) like the bytecode's jumps.
+    if type(fn) not in _gates.PLAIN:
+        return None, ("source", "not a plain function (a closure, or a method using super())")
+    try:
+        src = _source.def_source(fn)
+    except (TypeError, ValueError):
+        src = None
+    if src is None:
+        return None, ("source", "no kept source text defines it")
+    for word in opt.NATIVE_REFUSE:
+        if word in src:
+            return None, ("source", "uses '%s'" % word)
+    if _source.nested(fn):
+        return None, ("source", "a def inside a def: each call makes a new function object")
+    try:
+        twin_bc = _source.compile_def(fn, src, False)
+        why = vm.check(twin_bc, profile)
+        if why is None and vm.names(twin_bc) != _gates.names(fn):
+            why = "its source uses other globals than the running code"
+        if why:
+            return None, ("verify", why)
+        twin = _source.compile_def(fn, src, True)
+        new = _journal.digest(_rw.machine_code(twin))
+    except Exception as e:  # noqa: BLE001 - any failure to compile refuses the twin
+        return None, ("compile", "%s: %s" % (type(e).__name__, e))
+    return Native(fn, twin, new), None
+
+
+def _candidates(fn, old, profile):
+    # The candidates that pass gate 1, or the journal entries of those that do not.
+    out = []
+    code = _rw.code(fn)
+    edits = _rw.plan(fn)
+    if not edits:
+        out.append(_journal.add(fn, "rejected", "plan", old, old, [], None, "nothing to rewrite"))
+    else:
+        start = _rw.start(fn)
+        new = _journal.digest(_gates.replacement(fn, edits)[start:start + len(code)])
+        why = _gates.verify(fn, edits, profile)
+        if why:
+            out.append(_journal.add(fn, "rejected", "verify", old, new, edits, None, why))
+        else:
+            out.append(Rewrite(fn, edits, new))
+    if opt.native_promotion:
+        cand, refused = native_candidate(fn, profile)
+        if cand is None:
+            out.append(_journal.add(fn, "rejected", refused[0], old, None, [], None, refused[1],
+                                    "native"))
+        else:
+            out.append(cand)
+    return out
+
+
+def _reject(fn, cand, old, gate, gain, why):
+    return _journal.add(fn, "rejected", gate, old, cand.new, cand.edits, gain, why, cand.kind)
+
+
+def gate(fn, profile, inputs):
+    # Every candidate (the in-place rewrite, the native twin) goes through the gates on
+    # its own; of those that pass, the fastest is swapped in and the others are journaled
+    # as rejected. Returns the swap's entry, else the last rejection.
+    old = _journal.digest(_rw.code(fn))
+    if inputs is None:
+        inputs = _gates.recorded(fn)
+    inputs = [a for a in inputs if _values.clone(a) is not None]
+    last = None
+    passed = []  # (ratio, candidate, gate miss rate)
+    for cand in _candidates(fn, old, profile):
+        if type(cand) is dict:
+            last = cand
+            continue
+        try:
+            why = _gates.equivalent(fn, cand, inputs)
+        except RuntimeError as e:
+            # The swap itself cannot be made (the promotion table is full).
+            cand.undo()
+            last = _reject(fn, cand, old, "swap", None, str(e))
+            continue
+        if why:
+            last = _reject(fn, cand, old, "equivalent", None, why)
+            continue
+        m0, a0 = _rw.misses(fn), _gates.activity(fn)
+        why, ratio = _gates.faster(fn, cand, inputs)
+        # The guards' miss rate on the recorded calls: a swap is rolled back only if its
+        # guards later miss clearly more often than they did when it measured faster.
+        # Old and new code ran the same calls and loop iterations (gate 2), so the new
+        # code's share of the activity is half of it.
+        gate_rate = (_rw.misses(fn) - m0) / max((_gates.activity(fn) - a0) / 2, 1)
+        if why:
+            last = _reject(fn, cand, old, "faster", ratio and round(1 / ratio, 4), why)
+            continue
+        passed.append((ratio, cand, gate_rate))
+    if not passed:
+        return last
+    passed.sort(key=lambda t: t[0])
+    ratio, cand, gate_rate = passed[0]
+    for r, other, _g in passed[1:]:
+        _reject(fn, other, old, "faster", round(1 / r, 4),
+                "passed, but the %s candidate measured faster (%.3fx)" % (cand.kind, 1 / ratio))
+    # Watched for exception types the original never raised from here on (check()).
+    watched = _rw.watch(fn, cand.raises)
+    # Gate 4: the entry is written before the code changes.
+    e = _journal.add(fn, "swapped", None, old, cand.new, cand.edits, round(1 / ratio, 4),
+                     "" if watched else "not watched for new exception types: %d swaps are"
+                     % opt.WATCH_MAX, kind=cand.kind)
+    s = Swap(fn, old, cand, gate_rate, inputs)
+    cand.apply()
+    live[e["id"]] = s
+    return e
+
+
+def rollback(swap_id, reason="console"):
+    """Restore the original bytes of swap `swap_id`; checks the digest matches."""
+    if swap_id not in live:
+        raise ValueError("opt.rollback: no live swap %r (see opt.swaps())" % (swap_id,))
+    s = live.pop(swap_id)
+    fn, cand = s.fn, s.cand
+    _rw.unwatch(fn)
+    cand.undo()
+    got = _journal.digest(_rw.code(fn))
+    verdict = "rolled back" if got == s.old else "rollback digest mismatch"
+    return _journal.add(fn, verdict, None, s.new, got, cand.edits, None, reason, cand.kind)
+
+
+def swaps():
+    """[(id, function, rewrites, gain)] of the swaps in place now; rewrites is the
+    number of in-place rewrites, or 'native' for a promoted function."""
+    return [(sid, _journal.name(s.fn), s.cand.kind if s.cand.kind != "rewrite"
+             else len(s.cand.edits), _journal.entries[sid - 1]["gain"])
+            for sid, s in sorted(live.items())]

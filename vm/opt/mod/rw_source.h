@@ -1,0 +1,12 @@
+// SPDX-License-Identifier: MIT
+// Source texts kept for native twins: see rw_source.c. rw_src_keep, the lexer's hook, and
+// rw_src_deinit are declared in vm/vm_hooks.h.
+#ifndef LOCIOS_RW_SOURCE_H
+#define LOCIOS_RW_SOURCE_H
+
+#include "py/obj.h"
+
+// [(source name, bytes)] of the kept source texts, newest first.
+mp_obj_t rw_src_list(void);
+
+#endif
