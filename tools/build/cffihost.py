@@ -164,6 +164,8 @@ def build(name: str, sources: list[Path], headers: list[Path],
     out = OUT / name
     deps = _dependencies([*sources, *vendored], include_dirs, cflags)
     modname = f"_{name}_{variant}_" + _digest(cdef, cflags, WARN, VENDORED, files=deps)
+    if out.is_file():
+        out.unlink()   # a build/ from before this layout may hold a file of that name
     out.mkdir(parents=True, exist_ok=True)
     if str(out) not in sys.path:
         sys.path.insert(0, str(out))
@@ -228,6 +230,8 @@ def executable(name: str, sources: list[Path], include_dirs: list[Path], *,
     program is given; without it a source has the main(). A failed compile raises
     CalledProcessError (its stderr says why)."""
     out = OUT / name
+    if out.is_file():
+        out.unlink()   # a build/ from before this layout kept the program itself there
     out.mkdir(parents=True, exist_ok=True)
     cflags = BASE + SANITIZE[variant] + list(flags)
     deps = _dependencies([*sources, *vendored], include_dirs, cflags)
