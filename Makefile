@@ -2,12 +2,26 @@
 # LociOS top-level build. `make run` and `make test` are all a new user needs; both
 # bring in what is missing first (tools/build/setup.sh), quietly when nothing is.
 #
-# Pieces and who builds them:
-#   boot/boot.mk      BOOTX64.EFI, our UEFI loader, sealed with the kernel's SHA-256
-#   kernel/kernel.mk  the ring-0 core's objects and its linker script
-#   port/Makefile     MicroPython 1.25.0 core + our port, as one static library
-#   this file         setup, the final two-stage kernel link (symbol table), the disk
-#                     image, QEMU launch profiles and the test entry points
+# Pieces and who builds them, in the order this file includes them. The order matters
+# where a fragment uses another's variables in a rule's prerequisites (make expands those
+# when it reads the line): boot.mk's $(BOOT_UNSEALED) is used by the test image below,
+# patches.mk's $(VM_PATCH_STAMP) by rewrite.mk and by the port library, upstream.mk's
+# reference builds by bench.mk and rewrite-check.mk.
+#   kernel/kernel.mk            the ring-0 core's objects and its linker script
+#   boot/boot.mk                BOOTX64.EFI, our UEFI loader (sealed here), test EFI apps
+#   loci/field.mk               field-png, bench-field
+#   loci/mesh.mk                bench-loci, colony-NAME, colonies
+#   vm/verifier.mk              verifier-fuzz, verifier-bench, verifier-soundness
+#   vm/patches.mk               the patched MicroPython tree the port builds from
+#   vm/rewrite.mk               rewrite-oracle, rewrite-suite, native-suite (host builds)
+#   tests/upstream/upstream.mk  test-upstream, upstream-ref-unix/arm, soak
+#   vm/bench.mk                 bench-vm, bench-vm-prof
+#   vm/rewrite-check.mk         upstream-aggressive, rewrite-props-deep
+#   port/Makefile               MicroPython 1.25.0 core + our port, as static libraries
+#                               (run as a sub-make, not included)
+#   this file                   set-up, the two-stage kernel links (symbol table), the
+#                               shipped image and the test image, QEMU launch profiles,
+#                               the test entry points
 
 BUILD       := build
 MICROPY_DIR ?= $(BUILD)/micropython-1.25.0
@@ -76,32 +90,68 @@ $(PORT_LIB): $(SETUP_STAMP) $(VM_PATCH_STAMP) FORCE
 # Stage 1 links with an empty symbol table; tools/build/symtab.py turns its symbols into a
 # blob that stage 2 links into .ksymtab, the last section of the image, so no other
 # address moves (symtab.py --check proves it).
-KERNEL_LINK_INPUTS = $(KERNEL_OBJS) --whole-archive $(PORT_LIB) --no-whole-archive $(LIBGCC)
 # Deferred (=): asked of the compiler only when the link runs, after set-up installed it.
 LIBGCC = $(shell $(CC) -print-libgcc-file-name)
+LINK_KERNEL = $(LD) -nostdlib -static -no-pie -z max-page-size=4096 -z noexecstack \
+	-T $(KERNEL_LDSCRIPT)
 
-$(BUILD)/kernel.stage1.elf: $(KERNEL_OBJS) $(KERNEL_LDSCRIPT) $(PORT_LIB) $(BUILD)/kernel/symtab_empty.o
-	@echo "LD      $@"
-	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -z noexecstack -T $(KERNEL_LDSCRIPT) \
-		-o $@ $(KERNEL_LINK_INPUTS) $(BUILD)/kernel/symtab_empty.o
+# $(call kernel_elf,ELF,ARCHIVES): ELF linked from the kernel's objects and ARCHIVES, each
+# taken whole (the port's library; the test build adds its test-only modules).
+define kernel_elf
+$(1:.elf=.stage1.elf): $(KERNEL_OBJS) $(KERNEL_LDSCRIPT) $(2) $(BUILD)/kernel/symtab_empty.o
+	@mkdir -p $$(@D)
+	@echo "LD      $$@"
+	@$(LINK_KERNEL) -o $$@ $(KERNEL_OBJS) --whole-archive $(2) --no-whole-archive \
+		$$(LIBGCC) $(BUILD)/kernel/symtab_empty.o
 
-$(BUILD)/kernel/symtab.o: $(BUILD)/kernel.stage1.elf tools/build/symtab.py
-	@echo "SYMTAB  $@"
-	@$(PY) tools/build/symtab.py build $< $(BUILD)/kernel/symtab.bin
+$(1:.elf=.symtab.o): $(1:.elf=.stage1.elf) tools/build/symtab.py
+	@echo "SYMTAB  $$@"
+	@$(PY) tools/build/symtab.py build $$< $(1:.elf=.symtab.bin)
 	@$(OBJCOPY) -I binary -O elf64-x86-64 -B i386:x86-64 \
 		--rename-section .data=.ksymtab,alloc,load,readonly,data,contents \
-		$(BUILD)/kernel/symtab.bin $@
+		$(1:.elf=.symtab.bin) $$@
 
-$(KERNEL_ELF): $(BUILD)/kernel.stage1.elf $(BUILD)/kernel/symtab.o
-	@echo "LD      $@"
-	@$(LD) -nostdlib -static -no-pie -z max-page-size=4096 -z noexecstack -T $(KERNEL_LDSCRIPT) \
-		-o $@ $(KERNEL_LINK_INPUTS) $(BUILD)/kernel/symtab.o
-	@$(PY) tools/build/symtab.py check $(BUILD)/kernel.stage1.elf $@
+$(1): $(1:.elf=.stage1.elf) $(1:.elf=.symtab.o)
+	@echo "LD      $$@"
+	@$(LINK_KERNEL) -o $$@ $(KERNEL_OBJS) --whole-archive $(2) --no-whole-archive \
+		$$(LIBGCC) $(1:.elf=.symtab.o)
+	@$(PY) tools/build/symtab.py check $(1:.elf=.stage1.elf) $$@
+endef
+
+$(eval $(call kernel_elf,$(KERNEL_ELF),$(PORT_LIB)))
 
 # ---- Disk image ------------------------------------------------------------------------
 $(IMAGE): $(LOADER) $(KERNEL_ELF) tools/build/mkimage.py
 	@echo "IMAGE   $@"
 	@$(PY) tools/build/mkimage.py --loader $(LOADER) --kernel $(KERNEL_ELF) -o $@
+
+# ---- The test image ----------------------------------------------------------------------
+# The same kernel plus the test-only modules (`_rwops`, `_fieldbench`; port/test_modules.c),
+# with a loader sealed to it: what the tests that need those modules and `make bench-field`
+# boot. build/lociOS.img, which `make run` boots and a USB stick gets, has neither.
+TEST_BUILD   := $(BUILD)/test
+TEST_KERNEL  := $(TEST_BUILD)/kernel.elf
+TEST_LOADER  := $(TEST_BUILD)/BOOTX64.EFI
+TEST_IMAGE   := $(TEST_BUILD)/lociOS.img
+TEST_MODS    := $(BUILD)/port/libtestmods.a
+
+$(TEST_MODS): $(PORT_LIB)
+	@$(MAKE) --no-print-directory -C port \
+		BUILD=$(abspath $(BUILD)/port) MICROPY_DIR=$(abspath $(VM_MICROPY_DIR)) \
+		KERNEL_INC=$(abspath kernel) $(abspath $(TEST_MODS))
+
+$(eval $(call kernel_elf,$(TEST_KERNEL),$(PORT_LIB) $(TEST_MODS)))
+
+$(TEST_LOADER): $(BOOT_UNSEALED) $(TEST_KERNEL) tools/build/seal.py
+	@echo "SEAL    $@"
+	@$(PY) tools/build/seal.py --loader $(BOOT_UNSEALED) --kernel $(TEST_KERNEL) -o $@
+
+$(TEST_IMAGE): $(TEST_LOADER) $(TEST_KERNEL) tools/build/mkimage.py
+	@echo "IMAGE   $@"
+	@$(PY) tools/build/mkimage.py --loader $(TEST_LOADER) --kernel $(TEST_KERNEL) -o $@
+
+.PHONY: test-image
+test-image: $(SETUP_STAMP) $(TEST_IMAGE)
 
 build: $(SETUP_STAMP) $(IMAGE)
 image: build
@@ -114,13 +164,13 @@ debug: build
 	@$(PY) qemu/launch.py debug --image $(IMAGE) $(LAUNCH_OPTS) --elf $(KERNEL_ELF) -- $(QEMU_ARGS)
 
 # ---- Tests -----------------------------------------------------------------------------
-test: build lint docs-check
+test: build test-image lint docs-check
 	@$(PY) -m pytest -q tests/host tests/qemu
 
-test-host: build
+test-host: build test-image
 	@$(PY) -m pytest -q tests/host
 
-test-qemu: build
+test-qemu: build test-image
 	@$(PY) -m pytest -q tests/qemu
 
 bench: build

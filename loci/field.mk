@@ -8,5 +8,5 @@
 field-png: build
 	@$(PY) tools/field/fielddemo.py -o $(BUILD)/field
 
-bench-field: build
+bench-field: build test-image
 	@$(PY) tools/bench/fieldbench.py

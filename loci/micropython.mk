@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: MIT
 # MicroPython user-C-module fragment for loci/: the trace field's C core (loci/field), the
 # capability table's C core (loci/cap), and their MicroPython bindings `_field` and `_cap`
-# (loci/mod), built into the image by port/Makefile.
+# (loci/mod), built into the image by port/Makefile; the benchmark module `_fieldbench`
+# goes into LOCIOS_TEST_SRC (the test image only).
 
 LOCI_FIELD_SRC := $(wildcard $(USERMOD_DIR)/field/*.c)
 LOCI_CAP_SRC := $(wildcard $(USERMOD_DIR)/cap/*.c)
-LOCI_MOD_SRC := $(wildcard $(USERMOD_DIR)/mod/*.c)
+LOCI_TEST_SRC := $(USERMOD_DIR)/mod/modfieldbench.c
+LOCI_MOD_SRC := $(filter-out $(LOCI_TEST_SRC),$(wildcard $(USERMOD_DIR)/mod/*.c))
+LOCIOS_TEST_SRC += $(LOCI_TEST_SRC)
 
 # The binding is scanned for qstrs; the core has none, so it goes in as "lib" sources,
 # which MicroPython compiles without the qstr pass.
@@ -18,7 +21,7 @@ CFLAGS_USERMOD += -I$(USERMOD_DIR)/field -I$(USERMOD_DIR)/cap -I$(TOP)/lib/crypt
 # Our files: C11, -Wextra, and no fused multiply-add, so tick() rounds exactly like the
 # host build and tests/host/field_model.py (see field/README.md). MicroPython's headers
 # are system headers here so that -Wextra judges only our code.
-LOCI_OBJ := $(addprefix $(BUILD)/, $(patsubst $(USER_C_MODULES)/%.c,%.o,$(LOCI_FIELD_SRC) $(LOCI_CAP_SRC) $(LOCI_MOD_SRC)))
+LOCI_OBJ := $(addprefix $(BUILD)/, $(patsubst $(USER_C_MODULES)/%.c,%.o,$(LOCI_FIELD_SRC) $(LOCI_CAP_SRC) $(LOCI_MOD_SRC) $(LOCI_TEST_SRC)))
 $(LOCI_OBJ): CFLAGS += -std=gnu11 -Wextra -ffp-contract=off -isystem $(TOP) -isystem $(BUILD)
 
 # The field's frozen Python API (loci/python, listed in port/manifest.py): refreeze it

@@ -42,6 +42,10 @@ const char lociOS_help_text[] =
     "\n"
     "help(module) lists a module's contents; help('modules') lists the modules.\n";
 
+// The shipped image has no test modules; the test image links port/test_modules.c.
+__attribute__((weak)) void port_test_modules_init(void) {
+}
+
 uint64_t port_boot_cycles(void) {
     return boot_cycles;
 }
@@ -87,6 +91,7 @@ static void run_vm(uintptr_t stack_limit, uintptr_t stack_top) {
     mp_cstack_init_with_top((void *)stack_top, stack_top - stack_limit);
     gc_init(heap.base, heap.base + heap.size);
     mp_init();
+    port_test_modules_init();
     readline_init0();
     port_memfault_init();
 

@@ -29,4 +29,8 @@ void port_memfault_init(void);
 void port_capture_start(void);
 bool port_capture_stop(const char **buf, size_t *len, size_t *lost);
 
+// test_modules.c (the test image only; a weak empty one otherwise): puts the test-only
+// modules into sys.modules after each mp_init.
+void port_test_modules_init(void);
+
 #endif

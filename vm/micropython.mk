@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
-# Builds vm/ into the image as MicroPython user C modules (port/Makefile includes every
-# top-level micropython.mk): the verifier and its module `vm`, budgeted calls `_budget`,
-# the profiler `_prof`, the rewritten opcodes' tables and `_rwops`, the rewriter's planner
-# and aggressive mode, and the optimiser's C with its module `_rw`. vm/README.md says
-# what each part is.
+# Builds vm/ into the image as MicroPython user C modules (port/Makefile names this folder
+# and loci/ as the image's user C modules): the verifier and its module `vm`, budgeted
+# calls `_budget`, the profiler `_prof`, the rewritten opcodes' tables, the rewriter's
+# planner and aggressive mode, and the optimiser's C with its module `_rw`; the test-only
+# `_rwops` goes into LOCIOS_TEST_SRC (the test image only). vm/README.md says what each
+# part is.
 
 # $(call vm_part,CORE,BINDING): one part's sources. CORE is C without qstrs (the same
 # files build on the host), so it goes in as "lib" sources, compiled without the qstr
@@ -26,8 +27,10 @@ $(eval $(call vm_part,$(wildcard $(VM_DIR)/budget/*.c),$(wildcard $(VM_DIR)/budg
 # The profiler (vm/profile) and `_prof` (vm/profile/mod).
 $(eval $(call vm_part,$(wildcard $(VM_DIR)/profile/*.c),$(wildcard $(VM_DIR)/profile/mod/*.c)))
 # The rewritten opcodes (vm/rewrite; py/vm.c includes their bodies, vm/vm_hooks.h): their
-# guard-miss table and caches, and the test-only byte-poking module `_rwops`.
-$(eval $(call vm_part,$(VM_DIR)/rewrite/rw_stats.c $(VM_DIR)/rewrite/rw_cache.c,$(wildcard $(VM_DIR)/rewrite/opsmod/*.c)))
+# guard-miss table and caches.
+$(eval $(call vm_part,$(VM_DIR)/rewrite/rw_stats.c $(VM_DIR)/rewrite/rw_cache.c,))
+# The test-only byte-poking module `_rwops`: in the test image only (port/Makefile).
+LOCIOS_TEST_SRC += $(wildcard $(VM_DIR)/rewrite/opsmod/*.c)
 # The rewriter's planner and its aggressive mode (called from the frame-enter hook), and
 # the optimiser's C with `_rw` (vm/opt/mod).
 $(eval $(call vm_part,$(VM_DIR)/rewrite/rw_plan.c $(VM_DIR)/rewrite/mod/rw_aggr.c,$(wildcard $(VM_DIR)/opt/mod/*.c)))

@@ -52,4 +52,5 @@ const mp_obj_module_t mp_module_fieldbench = {
     .globals = (mp_obj_dict_t *)&fieldbench_globals,
 };
 
-MP_REGISTER_MODULE(MP_QSTR__fieldbench, mp_module_fieldbench);
+// Not registered as a built-in: only the test image has this module, put into
+// sys.modules at each VM start by port/test_modules.c (port/Makefile, LOCIOS_TEST_SRC).

@@ -113,3 +113,25 @@ def test_image_holds_this_loader_and_kernel(tmp_path):
         out = tmp_path / Path(name).name
         subprocess.run(["mcopy", "-n", "-i", f"{IMAGE}@@1M", name, str(out)], check=True)
         assert out.read_bytes() == path.read_bytes(), name
+
+
+TEST_ONLY_MODULES = {"rwops_user_cmodule": "_rwops", "mp_module_fieldbench": "_fieldbench"}
+
+
+def _symbols(path: Path) -> set[str]:
+    with open(path, "rb") as f:
+        table = ELFFile(f).get_section_by_name(".symtab")
+        return {s.name for s in table.iter_symbols()}
+
+
+def test_test_only_modules_are_in_the_test_kernel_only():
+    """`_rwops` writes into live bytecode and `_fieldbench` times the field from C: the
+    kernel `make run` boots and a USB stick gets has neither, the test kernel both."""
+    test_kernel = BUILD / "test" / "kernel.elf"
+    if not test_kernel.is_file():
+        pytest.fail(f"{test_kernel} is missing: run `make test-image`")
+    shipped, test = _symbols(KERNEL), _symbols(test_kernel)
+    for symbol, module in TEST_ONLY_MODULES.items():
+        assert symbol not in shipped, f"{module} is in the shipped kernel"
+        assert symbol in test, f"{module} is missing from the test kernel"
+    assert "port_test_modules_init" in shipped and "port_test_modules_init" in test

@@ -10,14 +10,16 @@ from __future__ import annotations
 
 import pytest
 
-from tools.guest.guestconsole import IMAGE, Guest
+from tools.guest.guestconsole import IMAGE, TEST_IMAGE, Guest
 
 
 @pytest.fixture(scope="module")
 def guest(request, tmp_path_factory):
     """The module's guest, booted, its serial output logged; .banner is the boot text."""
     log = tmp_path_factory.mktemp("serial") / f"{request.module.__name__}.log"
-    g = Guest(IMAGE, log=log, icount=getattr(request.module, "ICOUNT", False))
+    # TEST_MODULES = True: the module needs `_rwops` or `_fieldbench` (the test image).
+    image = TEST_IMAGE if getattr(request.module, "TEST_MODULES", False) else IMAGE
+    g = Guest(image, log=log, icount=getattr(request.module, "ICOUNT", False))
     try:
         g.banner = g.boot()
         yield g

@@ -16,6 +16,9 @@ from guestprog import prog
 
 from tools.guest.rwguest import DECODE_FIND
 
+# `_rwops` is in the test image only.
+TEST_MODULES = True
+
 # Guest-side harness: decode()/find() from tools/guest/rwguest.py, then twins and helpers
 # (tests/qemu/progs/rewrite_ops.py).
 HARNESS = DECODE_FIND + prog("rewrite_ops")

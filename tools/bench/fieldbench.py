@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `tools` importable
 
 from tools.guest.console import Console, ConsoleError
-from tools.guest.guestconsole import ROOT, Guest
+from tools.guest.guestconsole import ROOT, TEST_IMAGE, Guest
 
 SIDE, NFL = 256, 4
 
@@ -231,7 +231,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     t0 = time.monotonic()
     try:
-        with Guest(icount=not args.no_icount) as vm:
+        with Guest(TEST_IMAGE, icount=not args.no_icount) as vm:
             vm.boot(timeout=600)
             vm.raw_enter()
             r = measure(vm)

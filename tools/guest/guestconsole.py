@@ -15,9 +15,9 @@ import time
 from pathlib import Path
 
 from tools.guest.console import PROMPT, Console, Link, clean
-from tools.guest.qemuproc import IMAGE, ROOT, QemuProcess
+from tools.guest.qemuproc import IMAGE, ROOT, TEST_IMAGE, QemuProcess
 
-__all__ = ["IMAGE", "PROMPT", "ROOT", "Guest", "clean"]
+__all__ = ["IMAGE", "PROMPT", "ROOT", "TEST_IMAGE", "Guest", "clean"]
 
 # OVMF ~4.6 s under TCG, then loader + kernel; generous for a loaded 2-core machine.
 BOOT_TIMEOUT = 90

@@ -21,6 +21,9 @@ LAUNCH = ROOT / "qemu" / "launch.py"
 # LOCIOS_IMAGE lets an engineer run the guest tests against an image built elsewhere
 # (make build BUILD=build/mine) while the default build/ is busy.
 IMAGE = Path(os.environ.get("LOCIOS_IMAGE", ROOT / "build" / "lociOS.img"))
+# The test image: the same kernel plus the test-only modules `_rwops` and `_fieldbench`
+# (`make test-image`); what tests and benchmarks that use those modules boot.
+TEST_IMAGE = Path(os.environ.get("LOCIOS_TEST_IMAGE", ROOT / "build" / "test" / "lociOS.img"))
 
 
 def _load_launcher():

@@ -82,7 +82,7 @@ CASES = {
 
 
 def main() -> None:
-    image = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "lociOS.img"
+    image = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "build" / "test" / "lociOS.img"
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 200000
     only = sys.argv[3].split(",") if len(sys.argv) > 3 else list(CASES)
     if unknown := set(only) - set(CASES):

@@ -96,4 +96,5 @@ const mp_obj_module_t rwops_user_cmodule = {
     .globals = (mp_obj_dict_t *)&rwops_globals,
 };
 
-MP_REGISTER_MODULE(MP_QSTR__rwops, rwops_user_cmodule);
+// Not registered as a built-in: only the test image has this module, put into
+// sys.modules at each VM start by port/test_modules.c (port/Makefile, LOCIOS_TEST_SRC).
