@@ -30,7 +30,8 @@ BOOT_UNSEALED := $(BUILD)/boot/BOOTX64.unsealed.efi
 BOOT_SHA_DIR  := $(MICROPY_DIR)/lib/crypto-algorithms
 
 BOOT_SRCS := main.c console.c uart.c kernel_file.c seal.c elf_check.c elf_load.c \
-             sysinfo.c memmap.c handoff.c fmt.c mem.c options.c
+             sysinfo.c memmap.c handoff.c fmt.c mem.c options.c pagetables.c \
+             cpu_prep.c pci_quiesce.c
 BOOT_OBJS := $(addprefix $(BOOT_OBJDIR)/,$(BOOT_SRCS:.c=.o)) $(BOOT_OBJDIR)/sha256.o
 
 # The firmware calls with the Microsoft x64 ABI; gnu-efi's crt0 converts, and
@@ -74,3 +75,27 @@ $(LOADER): $(BOOT_UNSEALED) $(KERNEL_ELF) tools/build/seal.py
 	@$(PY) tools/build/seal.py --loader $(BOOT_UNSEALED) --kernel $(KERNEL_ELF) -o $@
 
 -include $(BOOT_OBJS:.o=.d)
+
+# A test-only UEFI application (tests/qemu/efi/squatter.c) built with the loader's
+# toolchain: it occupies low memory, then starts the real loader. Never on the image
+# `make run` boots; tests/qemu/test_placement.py puts it on an image of its own.
+BOOT_TEST_DIR := $(BUILD)/boot/test
+BOOT_SQUATTER := $(BOOT_TEST_DIR)/squatter.efi
+
+$(BOOT_TEST_DIR)/squatter.o: tests/qemu/efi/squatter.c
+	@mkdir -p $(@D)
+	@echo "CC      $@"
+	@$(BOOT_CC) $(BOOT_CFLAGS) -c $< -o $@
+
+$(BOOT_TEST_DIR)/squatter.so: $(BOOT_TEST_DIR)/squatter.o
+	@$(BOOT_LD) -nostdlib -znocombreloc -shared -Bsymbolic --no-undefined \
+		-T $(EFI_LDS) $(EFI_CRT0) $< -L$(EFI_LIBDIR) -lefi -lgnuefi -o $@
+
+$(BOOT_SQUATTER): $(BOOT_TEST_DIR)/squatter.so
+	@echo "EFI     $@"
+	@$(BOOT_OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
+		-j .rela -j '.rel.*' -j '.rela.*' -j .reloc --target efi-app-x86_64 \
+		--subsystem=10 $< $@
+
+.PHONY: boot-test-apps
+boot-test-apps: $(BOOT_SQUATTER)

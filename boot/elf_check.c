@@ -30,7 +30,7 @@ static const char *const code_names[ELF_ERR_COUNT] = {
     [ELF_ERR_DYNAMIC] = "ELF_ERR_DYNAMIC",
     [ELF_ERR_TOO_MANY_LOAD] = "ELF_ERR_TOO_MANY_LOAD",
     [ELF_ERR_NO_LOAD] = "ELF_ERR_NO_LOAD",
-    [ELF_ERR_PADDR] = "ELF_ERR_PADDR",
+    [ELF_ERR_SPAN] = "ELF_ERR_SPAN",
     [ELF_ERR_ALIGN] = "ELF_ERR_ALIGN",
     [ELF_ERR_FILESZ] = "ELF_ERR_FILESZ",
     [ELF_ERR_FILE_RANGE] = "ELF_ERR_FILE_RANGE",
@@ -135,15 +135,10 @@ static int check_segment(const uint8_t *ph, unsigned idx, uint64_t size,
     s->flags = rd32(ph + 4);
     s->offset = rd64(ph + 8);
     uint64_t vaddr = rd64(ph + 16);
-    s->paddr = rd64(ph + 24);
+    s->vaddr = vaddr;
     s->filesz = rd64(ph + 32);
     s->memsz = rd64(ph + 40);
 
-    if (vaddr != s->paddr)
-        return refuse(msg, cap, ELF_ERR_PADDR,
-                      "segment %u: p_vaddr 0x%llx != p_paddr 0x%llx (the kernel runs "
-                      "identity-mapped)", idx, (unsigned long long)vaddr,
-                      (unsigned long long)s->paddr);
     if ((s->offset % ELF_CHECK_PAGE) != (vaddr % ELF_CHECK_PAGE))
         return refuse(msg, cap, ELF_ERR_ALIGN,
                       "segment %u: p_offset 0x%llx and p_vaddr 0x%llx differ modulo 4 KiB",
@@ -170,7 +165,7 @@ static int check_segment(const uint8_t *ph, unsigned idx, uint64_t size,
         || s->page_base < ELF_CHECK_WINDOW_LO
         || (pend & ~(ELF_CHECK_PAGE - 1)) > ELF_CHECK_WINDOW_HI)
         return refuse(msg, cap, ELF_ERR_WINDOW,
-                      "segment %u: [0x%llx, +0x%llx) is outside the physical window "
+                      "segment %u: [0x%llx, +0x%llx) is outside the kernel's virtual window "
                       "[0x%llx, 0x%llx)", idx, (unsigned long long)vaddr,
                       (unsigned long long)s->memsz, ELF_CHECK_WINDOW_LO, ELF_CHECK_WINDOW_HI);
     s->page_count = ((pend & ~(ELF_CHECK_PAGE - 1)) - s->page_base) / ELF_CHECK_PAGE;
@@ -186,8 +181,8 @@ static int check_overlap(const struct elf_image *img, char *msg, size_t cap)
             return refuse(msg, cap, ELF_ERR_OVERLAP,
                           "segments at 0x%llx (+0x%llx) and 0x%llx (+0x%llx) share pages "
                           "[0x%llx, 0x%llx); start each segment on a new 4 KiB page",
-                          (unsigned long long)a->paddr, (unsigned long long)a->memsz,
-                          (unsigned long long)b->paddr, (unsigned long long)b->memsz,
+                          (unsigned long long)a->vaddr, (unsigned long long)a->memsz,
+                          (unsigned long long)b->vaddr, (unsigned long long)b->memsz,
                           (unsigned long long)b->page_base, (unsigned long long)a_end);
     }
     return ELF_OK;
@@ -197,8 +192,8 @@ static int check_entry(const struct elf_image *img, char *msg, size_t cap)
 {
     for (uint32_t i = 0; i < img->count; i++) {
         const struct elf_segment *s = &img->seg[i];
-        if ((s->flags & PF_X) && img->entry >= s->paddr
-            && img->entry - s->paddr < s->filesz)
+        if ((s->flags & PF_X) && img->entry >= s->vaddr
+            && img->entry - s->vaddr < s->filesz)
             return ELF_OK;
     }
     return refuse(msg, cap, ELF_ERR_ENTRY,
@@ -240,7 +235,7 @@ int elf_check(const void *file, uint64_t size, struct elf_image *out, char *msg,
             continue;
         // Insert sorted by address; at most ELF_CHECK_MAX_LOAD entries.
         uint32_t j = out->count++;
-        while (j > 0 && out->seg[j - 1].paddr > s.paddr) {
+        while (j > 0 && out->seg[j - 1].vaddr > s.vaddr) {
             out->seg[j] = out->seg[j - 1];
             j--;
         }
@@ -256,8 +251,15 @@ int elf_check(const void *file, uint64_t size, struct elf_image *out, char *msg,
     if (rc != ELF_OK)
         return rc;
     const struct elf_segment *last = &out->seg[out->count - 1];
-    out->phys_start = out->seg[0].page_base;
-    out->phys_end = last->page_base + last->page_count * ELF_CHECK_PAGE;
+    out->virt_start = out->seg[0].page_base;
+    out->virt_end = last->page_base + last->page_count * ELF_CHECK_PAGE;
+    if (out->virt_end - out->virt_start > ELF_CHECK_MAX_SPAN)
+        return refuse(msg, msg_cap, ELF_ERR_SPAN,
+                      "segments span [0x%llx, 0x%llx), %llu KiB; the loader places at most "
+                      "%llu KiB in one piece", (unsigned long long)out->virt_start,
+                      (unsigned long long)out->virt_end,
+                      (unsigned long long)((out->virt_end - out->virt_start) >> 10),
+                      ELF_CHECK_MAX_SPAN >> 10);
     if (msg_cap > 0)
         msg[0] = '\0';
     return ELF_OK;

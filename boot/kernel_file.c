@@ -67,10 +67,10 @@ EFI_STATUS kernel_file_read(uint8_t **data, uint64_t *size)
         goto out;
     con_printf("LociOS loader: reading %s (%llu bytes)\n", LOADER_KERNEL_PATH_STR,
                (unsigned long long)*size);
-    if (*size == 0 || *size > ELF_CHECK_WINDOW_HI - ELF_CHECK_WINDOW_LO) {
+    if (*size == 0 || *size > ELF_CHECK_MAX_SPAN) {
         s = fail(EFI_LOAD_ERROR, "%s is %llu bytes; a kernel is 1 byte to %llu MiB",
                  LOADER_KERNEL_PATH_STR, (unsigned long long)*size,
-                 (ELF_CHECK_WINDOW_HI - ELF_CHECK_WINDOW_LO) >> 20);
+                 ELF_CHECK_MAX_SPAN >> 20);
         goto out;
     }
     s = g_bs->AllocatePool(EfiLoaderData, *size, (void **)data);

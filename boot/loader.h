@@ -20,6 +20,8 @@
 #define LOADER_REGION_MARGIN    16          // regions kept free for map changes at exit
 #define LOADER_EXIT_TRIES       8           // ExitBootServices attempts
 #define LOADER_UART_PORT        0x3f8       // COM1
+#define LOADER_PLACE_MIN        0x100000    // the kernel is never placed below 1 MiB
+#define LOADER_IDENTITY_MAX     (1ULL << 46)  // identity map at most this much (64 TiB)
 
 // ---- Firmware handles (main.c) --------------------------------------------------------
 extern EFI_HANDLE g_image;
@@ -53,15 +55,33 @@ EFI_STATUS options_file_read(char out[BOOTINFO_OPTIONS_MAX]);
 EFI_STATUS seal_verify(const uint8_t *data, uint64_t size, uint8_t digest[32]);
 
 // ---- elf_load.c -----------------------------------------------------------------------
-EFI_STATUS elf_load(const uint8_t *file, const struct elf_image *img);
+// Allocates one block for the kernel's pages (where `options` says, else anywhere) and
+// copies the segments into it; *phys_base is where the block starts.
+EFI_STATUS elf_load(const uint8_t *file, const struct elf_image *img, const char *options,
+                    uint64_t *phys_base);
+
+// ---- pagetables.c ---------------------------------------------------------------------
+// Builds the page tables the kernel is entered on; *cr3 is their root.
+EFI_STATUS boot_page_tables(const struct elf_image *img, uint64_t phys_base,
+                            const struct bootinfo_framebuffer *fb, uint64_t *cr3);
+
+// ---- cpu_prep.c -----------------------------------------------------------------------
+EFI_STATUS cpu_check(void);                 // refuses what the hand-off cannot handle
+int cpu_x2apic_wanted(const char *options); // loader_x2apic=1 and the CPU has x2APIC
+void cpu_x2apic_on(void);                   // after ExitBootServices only
+
+// ---- pci_quiesce.c --------------------------------------------------------------------
+unsigned pci_quiesce_bridges(void);         // returns how many bridges it stopped
 
 // ---- sysinfo.c ------------------------------------------------------------------------
 uint64_t sysinfo_rsdp(void);
 void sysinfo_framebuffer(struct bootinfo_framebuffer *fb);
 
 // ---- handoff.c ------------------------------------------------------------------------
-// Exits boot services and jumps to the kernel; returns only if it could not exit.
-EFI_STATUS handoff(struct bootinfo *bi, const struct elf_image *img);
+// Exits boot services, loads the page tables at `cr3` and jumps to the kernel's entry;
+// returns only if it could not exit.
+EFI_STATUS handoff(struct bootinfo *bi, const struct elf_image *img, uint64_t cr3,
+                   int x2apic);
 
 static inline uint64_t rdtsc(void)
 {

@@ -47,32 +47,44 @@ static EFI_STATUS boot(uint64_t tsc_start)
         return fail(EFI_LOAD_ERROR, "%s refused: it breaks the kernel ELF rules:\n  %s",
                     LOADER_KERNEL_PATH_STR, msg);
     con_printf("LociOS loader: elf ok: %u segments in [0x%llx, 0x%llx), entry 0x%llx\n",
-               img.count, (unsigned long long)img.phys_start,
-               (unsigned long long)img.phys_end, (unsigned long long)img.entry);
-
-    s = elf_load(file, &img);
+               img.count, (unsigned long long)img.virt_start,
+               (unsigned long long)img.virt_end, (unsigned long long)img.entry);
+    s = cpu_check();
     if (s != EFI_SUCCESS)
         return s;
-    g_bs->FreePool(file);
-    con_printf("LociOS loader: segments ok\n");
 
     struct bootinfo *bi = NULL;
     s = new_bootinfo(&bi);
     if (s != EFI_SUCCESS)
         return s;
+    s = options_file_read(bi->options);
+    if (s != EFI_SUCCESS)
+        return s;
+
+    uint64_t phys_base;
+    s = elf_load(file, &img, bi->options, &phys_base);
+    if (s != EFI_SUCCESS)
+        return s;
+    g_bs->FreePool(file);
+
     bi->magic = BOOTINFO_MAGIC;
     bi->version = BOOTINFO_VERSION;
     bi->size = sizeof *bi;
     bi->acpi_rsdp = sysinfo_rsdp();
     sysinfo_framebuffer(&bi->fb);
     memcpy(bi->kernel_sha256, digest, sizeof digest);
-    bi->kernel_phys_start = img.phys_start;
-    bi->kernel_phys_end = img.phys_end;
+    bi->kernel_phys_start = phys_base;
+    bi->kernel_phys_end = phys_base + (img.virt_end - img.virt_start);
+    bi->kernel_virt_start = img.virt_start;
+    bi->efi_system_table = (uint64_t)(uintptr_t)g_st;
     bi->loader_tsc_start = tsc_start;
-    s = options_file_read(bi->options);
+    int x2apic = cpu_x2apic_wanted(bi->options);
+
+    uint64_t cr3;
+    s = boot_page_tables(&img, phys_base, &bi->fb, &cr3);
     if (s != EFI_SUCCESS)
         return s;
-    return handoff(bi, &img);
+    return handoff(bi, &img, cr3, x2apic);
 }
 
 // Called by gnu-efi's crt0 (which converts from the firmware's calling convention).

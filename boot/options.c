@@ -36,3 +36,26 @@ int options_normalise(const uint8_t *text, size_t len, char *out, size_t *bad_at
     out[n] = '\0';
     return OPTIONS_OK;
 }
+
+const char *options_value(const char *opts, const char *key, size_t *len)
+{
+    size_t klen = 0;
+    while (key[klen])
+        klen++;
+    const char *found = NULL;
+    const char *w = opts;
+    while (*w) {
+        const char *end = w;
+        while (*end && *end != ' ')
+            end++;
+        size_t i = 0;
+        while (i < klen && w + i < end && w[i] == key[i])
+            i++;
+        if (i == klen && w + klen < end && w[klen] == '=') {
+            found = w + klen + 1;
+            *len = (size_t)(end - found);
+        }
+        w = *end ? end + 1 : end;
+    }
+    return found;
+}

@@ -20,4 +20,8 @@ enum options_code {
 // On an error, out is the empty string and *bad_at is the offending offset.
 int options_normalise(const uint8_t *text, size_t len, char *out, size_t *bad_at);
 
+// The value of the word `key=value` in normalised options (the last one wins), as a
+// pointer into `opts` and its length; NULL when the key is absent.
+const char *options_value(const char *opts, const char *key, size_t *len);
+
 #endif

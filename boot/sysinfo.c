@@ -41,6 +41,7 @@ void sysinfo_framebuffer(struct bootinfo_framebuffer *fb)
         return;
     }
     fb->base = gop->Mode->FrameBufferBase;
+    fb->size = gop->Mode->FrameBufferSize;
     fb->width = info->HorizontalResolution;
     fb->height = info->VerticalResolution;
     fb->stride = info->PixelsPerScanLine;

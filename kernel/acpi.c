@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The little of ACPI the kernel needs: RSDP -> XSDT/RSDT -> FADT (PM1 control blocks,
-// reset register, DSDT \_S5 sleep types) and MADT (LAPIC, IOAPIC, IRQ overrides).
+// The little of ACPI the kernel needs: RSDP -> XSDT/RSDT -> FADT (PM1 control blocks or
+// hardware-reduced sleep registers, PM timer, reset register, \_S5 sleep types from the
+// DSDT or an SSDT), MADT (LAPIC, IOAPIC, IRQ overrides), HPET and SPCR.
 #include "arch.h"
 #include "kernel.h"
 
@@ -8,6 +9,36 @@
 #define AML_NAME_OP    0x08
 #define AML_PACKAGE_OP 0x12
 #define ISA_IRQ_COM1   4
+
+// FADT field offsets (ACPI 6.x, table 5.9) and flags.
+#define FADT_DSDT          40
+#define FADT_SMI_CMD       48
+#define FADT_ACPI_ENABLE   52
+#define FADT_PM1A_CNT      64
+#define FADT_PM1B_CNT      68
+#define FADT_PM_TMR        76
+#define FADT_FLAGS         112
+#define FADT_RESET_REG     116
+#define FADT_RESET_VALUE   128
+#define FADT_X_DSDT        140
+#define FADT_X_PM1A_CNT    172
+#define FADT_X_PM_TMR      208
+#define FADT_SLEEP_CTRL    244
+#define FLAG_TMR_VAL_EXT   (1u << 8)
+#define FLAG_RESET_REG_SUP (1u << 10)
+#define FLAG_HW_REDUCED    (1u << 20)
+#define GAS_LEN            12
+
+// SPCR (Microsoft's Serial Port Console Redirection table, revision 2+).
+#define SPCR_TYPE          36
+#define SPCR_BASE          40
+#define SPCR_INT_TYPE      52
+#define SPCR_GSI           54
+#define SPCR_BAUD          58
+#define SPCR_INT_IOAPIC    (1u << 1)
+#define SPCR_16550         0x00
+#define SPCR_16450         0x01
+#define SPCR_16550_GAS     0x12
 
 static struct acpi_info info = {.com1_gsi = ISA_IRQ_COM1};
 
@@ -48,7 +79,19 @@ static int aml_int(const uint8_t *p, uint16_t *out) {
     }
 }
 
+static void read_gas(const uint8_t *p, struct acpi_gas *g) {
+    g->space = p[0];
+    g->bit_width = p[1];
+    g->addr = rd64(p + 4);
+}
+
+// \_S5 is a Name holding a Package whose first two elements are SLP_TYPa and SLP_TYPb.
+// Found by pattern in the AML, as a name definition in any definition block: no
+// interpreter runs (power-off needs no method here).
 static void parse_s5(const uint8_t *dsdt) {
+    if (info.have_s5) {
+        return;
+    }
     uint32_t len = rd32(dsdt + 4);
     for (uint32_t i = SDT_HEADER_LEN; i + 12 < len; i++) {
         const uint8_t *p = dsdt + i;
@@ -71,25 +114,64 @@ static void parse_s5(const uint8_t *dsdt) {
 
 static void parse_fadt(const uint8_t *f) {
     uint32_t len = rd32(f + 4);
-    info.pm1a_cnt = (uint16_t)rd32(f + 64);
-    info.pm1b_cnt = (uint16_t)rd32(f + 68);
-    if (!info.pm1a_cnt && len >= 184 && f[172] == 1) {   // X_PM1a_CNT_BLK in I/O space
-        info.pm1a_cnt = (uint16_t)rd64(f + 176);
+    uint32_t flags = len >= FADT_FLAGS + 4 ? rd32(f + FADT_FLAGS) : 0;
+    info.hw_reduced = flags & FLAG_HW_REDUCED;
+    info.smi_cmd = (uint16_t)rd32(f + FADT_SMI_CMD);
+    info.acpi_enable = f[FADT_ACPI_ENABLE];
+    info.pm1a_cnt = (uint16_t)rd32(f + FADT_PM1A_CNT);
+    info.pm1b_cnt = (uint16_t)rd32(f + FADT_PM1B_CNT);
+    if (!info.pm1a_cnt && len >= FADT_X_PM1A_CNT + GAS_LEN && f[FADT_X_PM1A_CNT] == ACPI_SPACE_IO) {
+        info.pm1a_cnt = (uint16_t)rd64(f + FADT_X_PM1A_CNT + 4);
     }
-    if (len >= 129 && (rd32(f + 112) & (1u << 10))) {    // RESET_REG_SUP
-        info.reset_space = f[116];
-        info.reset_addr = rd64(f + 120);
-        info.reset_value = f[128];
+    info.pm_tmr_port = (uint16_t)rd32(f + FADT_PM_TMR);
+    if (!info.pm_tmr_port && len >= FADT_X_PM_TMR + GAS_LEN && f[FADT_X_PM_TMR] == ACPI_SPACE_IO) {
+        info.pm_tmr_port = (uint16_t)rd64(f + FADT_X_PM_TMR + 4);
+    }
+    info.pm_tmr_32bit = flags & FLAG_TMR_VAL_EXT;
+    if (len >= FADT_SLEEP_CTRL + GAS_LEN) {
+        read_gas(f + FADT_SLEEP_CTRL, &info.sleep_ctrl);
+    }
+    if (len > FADT_RESET_VALUE && (flags & FLAG_RESET_REG_SUP)) {
+        info.reset_space = f[FADT_RESET_REG];
+        info.reset_addr = rd64(f + FADT_RESET_REG + 4);
+        info.reset_value = f[FADT_RESET_VALUE];
         info.have_reset = true;
     }
-    uint64_t dsdt = len >= 148 ? rd64(f + 140) : 0;
+    uint64_t dsdt = len >= FADT_X_DSDT + 8 ? rd64(f + FADT_X_DSDT) : 0;
     if (!dsdt) {
-        dsdt = rd32(f + 40);
+        dsdt = rd32(f + FADT_DSDT);
     }
     const uint8_t *d = table_at(dsdt);
     if (d) {
         parse_s5(d);
     }
+}
+
+static void parse_hpet(const uint8_t *h) {
+    if (rd32(h + 4) >= 44 + 8 && h[40] == ACPI_SPACE_MEMORY) {
+        info.hpet_addr = rd64(h + 44);
+    }
+}
+
+static void parse_spcr(const uint8_t *t) {
+    if (rd32(t + 4) < SPCR_BAUD + 1) {
+        return;
+    }
+    uint8_t type = t[SPCR_TYPE];
+    if (type != SPCR_16550 && type != SPCR_16450 && type != SPCR_16550_GAS) {
+        kprintf("kernel: acpi: SPCR names a console of interface type 0x%x, not a 16550; "
+                "ignored\n", type);
+        return;
+    }
+    read_gas(t + SPCR_BASE, &info.spcr_uart);
+    if (!info.spcr_uart.addr ||
+        (info.spcr_uart.space != ACPI_SPACE_IO && info.spcr_uart.space != ACPI_SPACE_MEMORY)) {
+        return;
+    }
+    info.have_spcr = true;
+    info.spcr_type = type;
+    info.spcr_baud = t[SPCR_BAUD];
+    info.spcr_gsi = (t[SPCR_INT_TYPE] & SPCR_INT_IOAPIC) ? rd32(t + SPCR_GSI) : 0xffffffffu;
 }
 
 static void parse_madt(const uint8_t *m) {
@@ -145,6 +227,21 @@ void acpi_init(uint64_t rsdp_pa) {
             parse_fadt(t);
         } else if (memcmp(t, "APIC", 4) == 0) {
             parse_madt(t);
+        } else if (memcmp(t, "HPET", 4) == 0) {
+            parse_hpet(t);
+        } else if (memcmp(t, "SPCR", 4) == 0) {
+            parse_spcr(t);
+        }
+    }
+    // \_S5 may live in an SSDT rather than the DSDT.
+    for (uint32_t off = SDT_HEADER_LEN; !info.have_s5 && off + entry_size <= len;
+         off += entry_size) {
+        uint64_t pa = entry_size == 8 ? rd64(root + off) : rd32(root + off);
+        if (pa && memcmp((const uint8_t *)(uintptr_t)pa, "SSDT", 4) == 0) {
+            const uint8_t *t = table_at(pa);
+            if (t) {
+                parse_s5(t);
+            }
         }
     }
 }

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Interrupt controllers: the legacy 8259 pair remapped and masked, the local APIC
-// (periodic timer calibrated against the TSC) and the I/O APIC routing ISA IRQs.
+// (periodic timer calibrated against the TSC) and the I/O APIC routing ISA IRQs. The
+// local APIC is driven in whichever mode the firmware left it: xAPIC through its MMIO
+// page, or x2APIC through MSRs (where the MMIO page reads as nothing).
 #include "arch.h"
 #include "config.h"
 #include "kernel.h"
@@ -15,6 +17,8 @@ enum {
 #define LAPIC_TIMER_PERIODIC (1u << 17)
 #define LAPIC_DIV_16         0x3
 #define APIC_BASE_ENABLE     (1ULL << 11)
+#define APIC_BASE_X2APIC     (1ULL << 10)
+#define X2APIC_MSR_BASE      0x800     // register r is MSR 0x800 + r / 16
 #define IOAPIC_REDIR(pin)    (0x10 + 2 * (pin))
 #define IOAPIC_MASKED        (1u << 16)
 #define IOAPIC_ACTIVE_LOW    (1u << 13)
@@ -25,11 +29,30 @@ enum {
 #define PIC2_DATA 0xa1
 
 static volatile uint32_t *lapic;
+static bool x2apic;
 static volatile uint32_t *ioapic;
 static uint32_t lapic_timer_hz;   // LAPIC timer input after the divider
 
-static uint32_t lapic_read(unsigned reg) { return lapic[reg / 4]; }
-static void lapic_write(unsigned reg, uint32_t v) { lapic[reg / 4] = v; }
+static uint32_t lapic_read(unsigned reg) {
+    return x2apic ? (uint32_t)arch_rdmsr(X2APIC_MSR_BASE + reg / 16) : lapic[reg / 4];
+}
+static void lapic_write(unsigned reg, uint32_t v) {
+    if (x2apic) {
+        arch_wrmsr(X2APIC_MSR_BASE + reg / 16, v);
+    } else {
+        lapic[reg / 4] = v;
+    }
+}
+
+// The APIC ID as the I/O APIC's physical destination field wants it.
+static uint32_t lapic_id(void) {
+    uint32_t id = lapic_read(LAPIC_ID);
+    return x2apic ? id : id >> 24;
+}
+
+bool apic_is_x2apic(void) {
+    return x2apic;
+}
 
 static uint32_t ioapic_read(unsigned reg) {
     ioapic[0] = reg;
@@ -56,7 +79,12 @@ static void pic_remap_and_mask(void) {
 void apic_init(void) {
     pic_remap_and_mask();
     uint64_t base = arch_rdmsr(ARCH_MSR_APIC_BASE);
-    arch_wrmsr(ARCH_MSR_APIC_BASE, base | APIC_BASE_ENABLE);
+    // Leaving x2APIC mode would need the APIC disabled first; staying in it is simpler
+    // and what the firmware (or loader_x2apic=1) chose.
+    x2apic = base & APIC_BASE_X2APIC;
+    if (!(base & APIC_BASE_ENABLE)) {
+        arch_wrmsr(ARCH_MSR_APIC_BASE, base | APIC_BASE_ENABLE);
+    }
     lapic = (volatile uint32_t *)(uintptr_t)(base & 0xffffff000ULL);
     lapic_write(LAPIC_TPR, 0);
     lapic_write(LAPIC_LVT_LINT0, LAPIC_LVT_MASKED);
@@ -92,6 +120,9 @@ void apic_timer_start(uint32_t hz) {
     uint64_t t1 = arch_rdtsc();
     lapic_timer_hz = (uint32_t)((uint64_t)counted * ktime_tsc_hz() / (t1 - t0));
     if (lapic_timer_hz < hz) {
+        kprintf("kernel: the local APIC timer counted %u in %u ms (%s mode, APIC base "
+                "0x%lx); expected at least %u Hz\n", counted, KLAPIC_CALIBRATE_MS,
+                x2apic ? "x2APIC" : "xAPIC", arch_rdmsr(ARCH_MSR_APIC_BASE), hz);
         kpanic("LAPIC timer calibration failed: the timer did not count");
     }
     irq_set_handler(KVEC_TIMER, timer_tick);
@@ -124,7 +155,12 @@ void apic_route_irq(uint32_t gsi, uint16_t flags, uint8_t vector) {
     if ((flags >> 2 & 3) == 3) {
         lo |= IOAPIC_LEVEL;
     }
-    uint32_t dest = lapic_read(LAPIC_ID) >> 24;
+    uint32_t dest = lapic_id();
+    if (dest > 0xff) {
+        kprintf("kernel: APIC ID %u does not fit the I/O APIC's destination field (no "
+                "interrupt remapping); GSI %u is polled from the tick\n", dest, gsi);
+        return;
+    }
     ioapic_write(IOAPIC_REDIR(pin) + 1, dest << 24);
     ioapic_write(IOAPIC_REDIR(pin), lo);
 }

@@ -157,6 +157,7 @@ static inline void arch_triple_fault(void) {
 
 #define ARCH_MSR_EFER        0xc0000080
 #define ARCH_MSR_APIC_BASE   0x1b
+#define ARCH_MSR_PAT         0x277
 #define ARCH_EFER_NXE        (1ULL << 11)
 #define ARCH_CR0_MP          (1ULL << 1)
 #define ARCH_CR0_EM          (1ULL << 2)

@@ -7,8 +7,10 @@
 #define KPAGE_SIZE          4096ULL
 #define KPAGE_2M            (2ULL << 20)
 
-// Where the linker places the kernel (physical == virtual, identity mapped).
-#define KERNEL_LOAD_ADDR    0x200000
+// Where the kernel is linked (kernel/linker.ld says the same number): the top 2 GiB of
+// the address space, as -mcmodel=kernel requires. Its physical place is wherever the
+// loader found room (bootinfo.kernel_phys_start); the kernel never assumes one.
+#define KERNEL_VIRT_BASE    0xffffffff80000000ULL
 
 // Stacks. Each has one unmapped 4 KiB guard page directly below it.
 #define KBOOT_STACK_SIZE    (64 * 1024)     // kmain's stack until the switch to the main one
@@ -32,7 +34,7 @@
 #define KTIMER_HZ           1000           // at boot; kernel.set_tick_hz() changes it
 #define KTIMER_HZ_MIN       10
 #define KTIMER_HZ_MAX       10000
-#define KTSC_CALIBRATE_MS   20             // PIT channel 2 window for the TSC
+#define KTSC_CALIBRATE_MS   10             // one window of a timer reference for the TSC
 #define KLAPIC_CALIBRATE_MS 10             // TSC window for the LAPIC timer
 
 // Serial console.

@@ -119,6 +119,23 @@ void kcrash(enum kcrash_kind kind) __attribute__((noreturn));
 const struct bootinfo *kboot_info(void);
 
 // ---- Machine --------------------------------------------------------------------------
+// What the kernel found at boot and chose to use.
+struct kmachine_info {
+    uint64_t kernel_virt;        // where the kernel is linked and runs
+    uint64_t kernel_phys_start;  // where the loader placed it
+    uint64_t kernel_phys_end;
+    const char *cpu_brand;       // CPUID brand string, "" when none
+    bool qemu;                   // QEMU detected (hypervisor bit and fw_cfg)
+    bool nx;                     // the CPU has NX: data pages are not executable
+    bool x2apic;                 // the local APIC runs in x2APIC mode
+    bool x2apic_by_loader;       // ...because boot option loader_x2apic=1 asked
+    bool acpi_hw_reduced;
+    const char *tsc_reference;   // "hpet", "pm-timer", "pit" or "cpuid"
+    const char *tsc_checks;      // what the other references said
+    const char *serial;          // the serial console in use, or "none"
+};
+void kmachine_get(struct kmachine_info *out);
+
 uint8_t kio_in8(uint16_t port);
 uint16_t kio_in16(uint16_t port);
 uint32_t kio_in32(uint16_t port);

@@ -26,12 +26,35 @@ int memcmp(const void *a, const void *b, size_t n);
 // kprint.c: formatted output to the serial console (%s %c %d %u %x %p, width, 0, l).
 void kprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void kvprintf(const char *fmt, va_list ap);
+// The same into buf (NUL-terminated, truncated); returns the characters written.
+size_t kvsnprintf(char *buf, size_t cap, const char *fmt, va_list ap);
+size_t ksnprintf(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 // uart.c
-void uart_init(void);
+void uart_init(void);              // COM1, if it answers
+struct acpi_info;
+bool uart_use_spcr(const struct acpi_info *a);   // switch to the SPCR's UART if it answers
+bool uart_present(void);
+const char *uart_where(void);      // "COM1 (port 0x3f8)", "SPCR UART (...)", "none"
 void uart_putc(char c);
 void uart_drain_rx(void);          // move waiting bytes into the ring (ISR context)
 void uart_enable_rx_irq(void);
+
+// cpu_features.c: what CPUID says, read once (cpu_probe) before anything depends on it.
+enum cpu_feature {
+    CPU_NX, CPU_PAT, CPU_APIC, CPU_X2APIC, CPU_SSE2, CPU_INVARIANT_TSC, CPU_HYPERVISOR,
+    CPU_FEATURE_COUNT
+};
+void cpu_probe(void);
+bool cpu_has(enum cpu_feature f);
+const char *cpu_feature_name(enum cpu_feature f);
+// CPUID 0x15/0x16: the TSC frequency the CPU states, or 0 when it states none.
+uint64_t cpu_stated_tsc_hz(void);
+// The processor brand string (CPUID 0x80000002..4), or "" when there is none.
+const char *cpu_brand(void);
+// True when running under QEMU (hypervisor bit set and QEMU's fw_cfg answers).
+bool cpu_is_qemu(void);
 
 // cpu.c: SSE, GDT/TSS with IST stacks, IDT.
 void cpu_enable_sse(void);
@@ -73,8 +96,16 @@ uint64_t mm_alloc_frames(uint64_t count);           // physical address, 0 on fa
 uint64_t mm_take_largest(uint64_t max_frames, uint64_t *got_frames);
 uint64_t mm_largest_run_frames(void);
 void mm_frame_counts(uint64_t *total, uint64_t *free);
+uint64_t paging_nx_flag(void);                      // PTE_NX, or 0 on a CPU without NX
+uint64_t kvirt_to_phys(uintptr_t va);               // kernel image or identity address
+void paging_make_executable(uint64_t base, uint64_t len);  // identity pages, drop NX
+
+// efi_runtime.c: UEFI ResetSystem; returns only if the firmware did nothing.
+enum efi_reset_type { EFI_RESET_COLD = 0, EFI_RESET_WARM = 1, EFI_RESET_SHUTDOWN = 2 };
+void efi_reset_system(enum efi_reset_type type);
 #define PTE_P   (1ULL << 0)
 #define PTE_W   (1ULL << 1)
+#define PTE_PCD (1ULL << 4)
 #define PTE_PS  (1ULL << 7)
 #define PTE_G   (1ULL << 8)
 #define PTE_NX  (1ULL << 63)
@@ -88,6 +119,14 @@ bool kexec_contains(uintptr_t addr);                // in the arena's executable
 bool kfault_recover(struct int_frame *f);
 
 // acpi.c
+// An ACPI Generic Address Structure reduced to what the kernel uses.
+struct acpi_gas {
+    uint8_t space;              // ACPI_SPACE_MEMORY or ACPI_SPACE_IO
+    uint8_t bit_width;
+    uint64_t addr;              // 0: absent
+};
+#define ACPI_SPACE_MEMORY 0
+#define ACPI_SPACE_IO     1
 struct acpi_info {
     uint64_t lapic_addr;
     uint64_t ioapic_addr;
@@ -97,10 +136,23 @@ struct acpi_info {
     uint16_t pm1a_cnt, pm1b_cnt;
     uint16_t slp_typa, slp_typb;
     bool have_s5;
+    bool hw_reduced;            // FADT HW_REDUCED_ACPI: no PM1 blocks, sleep registers
+    struct acpi_gas sleep_ctrl; // hardware-reduced ACPI's sleep control register
+    uint16_t smi_cmd;           // port and value that switch the platform to ACPI mode
+    uint8_t acpi_enable;
+    uint16_t pm_tmr_port;       // ACPI PM timer (3.579545 MHz), 0 when absent
+    bool pm_tmr_32bit;          // 32-bit counter (else 24-bit)
+    uint64_t hpet_addr;         // HPET registers, 0 when there is no HPET table
     uint8_t reset_space;        // FADT RESET_REG address space (1 = I/O)
     uint64_t reset_addr;
     uint8_t reset_value;
     bool have_reset;
+    // SPCR: the firmware's console UART, when the table exists and names a 16550.
+    bool have_spcr;
+    struct acpi_gas spcr_uart;
+    uint8_t spcr_type;          // SPCR interface type
+    uint8_t spcr_baud;          // SPCR baud code: 0 = as configured, 7 = 115200
+    uint32_t spcr_gsi;          // 0xffffffff when it has no I/O APIC interrupt
 };
 void acpi_init(uint64_t rsdp);
 const struct acpi_info *acpi_get(void);
@@ -112,6 +164,13 @@ void apic_route_irq(uint32_t gsi, uint16_t flags, uint8_t vector);
 void apic_eoi(void);
 uint32_t apic_timer_input_hz(void);
 void apic_timer_set_hz(uint32_t hz);   // new period; the calibration is kept
+bool apic_is_x2apic(void);             // driven through MSRs rather than MMIO
+
+// tsc_calibrate.c: the TSC's rate against the machine's fixed-rate clocks (stops the
+// machine with a message when there is none); which clock it used, and the cross-checks.
+uint64_t tsc_calibrate(void);
+const char *tsc_reference(void);
+const char *tsc_reference_notes(void);
 
 // time.c
 void ktime_calibrate(void);

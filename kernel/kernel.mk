@@ -9,7 +9,7 @@ KERNEL_C_SRCS := \
 	kernel/frame_alloc.c kernel/mm_init.c kernel/paging.c kernel/kmem.c \
 	kernel/uart.c kernel/kprint.c kernel/acpi.c kernel/apic.c kernel/time.c \
 	kernel/power.c kernel/kio.c kernel/klib.c kernel/probe.c \
-	kernel/crash.c
+	kernel/crash.c kernel/cpu_features.c kernel/tsc_calibrate.c kernel/efi_runtime.c
 KERNEL_S_SRCS := kernel/entry.S kernel/isr.S kernel/probe_access.S
 
 KERNEL_OBJS := $(patsubst kernel/%.c,$(BUILD)/kernel/%.o,$(KERNEL_C_SRCS)) \
@@ -20,7 +20,7 @@ GCC_INCLUDE = $(eval GCC_INCLUDE := $(shell $(CC) -print-file-name=include))$(GC
 
 KERNEL_CFLAGS = -std=c11 -Wall -Wextra -Werror -ffreestanding -nostdinc \
 	-isystem $(GCC_INCLUDE) \
-	-m64 -march=x86-64 -fno-pic -fno-pie -mcmodel=small -mno-red-zone \
+	-m64 -march=x86-64 -fno-pic -fno-pie -mcmodel=kernel -mno-red-zone \
 	-fno-stack-protector -fno-stack-check -fno-asynchronous-unwind-tables \
 	-fno-omit-frame-pointer -O2 -g -MMD -MP
 KERNEL_ASFLAGS := -m64 -fno-pic -fno-pie -g -MMD -MP -Ikernel

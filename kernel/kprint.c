@@ -1,7 +1,27 @@
 // SPDX-License-Identifier: MIT
-// kprintf: the kernel's formatted output to the serial console. Integers, strings,
-// characters and pointers; no floating point (interrupt paths use it too).
+// kprintf: the kernel's formatted output to its consoles, and kvsnprintf into a buffer.
+// Integers, strings, characters and pointers; no floating point (interrupt paths use it
+// too).
 #include "kernel.h"
+
+struct sink {
+    char *buf;      // NULL: the console
+    size_t cap, len;
+};
+
+static struct sink *out;   // where put() writes; set for the length of one format call
+
+static void uart_putc_sink(char c) {
+    if (!out->buf) {
+        uart_putc(c);
+        return;
+    }
+    if (out->len + 1 < out->cap) {
+        out->buf[out->len] = c;
+    }
+    out->len++;
+}
+#define uart_putc uart_putc_sink
 
 static void put_str(const char *s, int width, bool left) {
     int len = 0;
@@ -43,10 +63,12 @@ static void put_uint(uint64_t v, unsigned base, int width, char pad, bool neg) {
     }
 }
 
-void kvprintf(const char *fmt, va_list ap) {
+static void format(struct sink *to, const char *fmt, va_list ap) {
+    struct sink *saved = out;
+    out = to;
     for (; *fmt; fmt++) {
         if (*fmt != '%') {
-            if (*fmt == '\n') {
+            if (*fmt == '\n' && !to->buf) {
                 uart_putc('\r');
             }
             uart_putc(*fmt);
@@ -106,10 +128,26 @@ void kvprintf(const char *fmt, va_list ap) {
             if (*fmt) {
                 uart_putc(*fmt);
             } else {
+                out = saved;
                 return;
             }
         }
     }
+    out = saved;
+}
+
+void kvprintf(const char *fmt, va_list ap) {
+    struct sink console = {NULL, 0, 0};
+    format(&console, fmt, ap);
+}
+
+size_t kvsnprintf(char *buf, size_t cap, const char *fmt, va_list ap) {
+    struct sink b = {buf, cap, 0};
+    format(&b, fmt, ap);
+    if (cap) {
+        buf[b.len < cap ? b.len : cap - 1] = '\0';
+    }
+    return b.len < cap ? b.len : (cap ? cap - 1 : 0);
 }
 
 void kprintf(const char *fmt, ...) {
@@ -117,4 +155,12 @@ void kprintf(const char *fmt, ...) {
     va_start(ap, fmt);
     kvprintf(fmt, ap);
     va_end(ap);
+}
+
+size_t ksnprintf(char *buf, size_t cap, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t n = kvsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+    return n;
 }

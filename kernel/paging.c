@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The kernel's own 4-level page tables: identity map of the low 4 GiB and all memory
-// in the boot map (2 MiB pages, NX), the kernel image in 4 KiB pages by section (W^X),
-// page 0 and every stack guard page unmapped.
+// in the boot map (2 MiB pages, NX), the kernel image at its linked virtual addresses
+// in 4 KiB pages by section (W^X) with no identity alias of its frames, the framebuffer
+// write-combining wherever it is, page 0 and every stack guard page unmapped.
 #include "arch.h"
 #include "config.h"
 #include "kernel.h"
@@ -11,8 +12,17 @@
 #define TABLE_FLAGS   (PTE_P | PTE_W)
 #define MAX_GUARDS    16
 
+// PAT entry 5 is reprogrammed to write-combining (entry 5 = PAT bit, PWT set).
+#define PAT_WC_ENTRY    5
+#define PTE_PWT         (1ULL << 3)
+#define PTE_PAT_4K      (1ULL << 7)
+#define PTE_WC_4K       (PTE_PAT_4K | PTE_PWT)
+#define PAT_TYPE_WC     0x01ULL
+
 static uint64_t *pml4;
 static bool active;
+static uint64_t pte_nx = PTE_NX;   // 0 on a CPU without NX (kernel data then executable)
+static uint64_t kvirt_start, kphys_start, kphys_end;
 static uint64_t mapped_bytes;
 static struct { uintptr_t va; const char *what; } guards[MAX_GUARDS];
 static unsigned guard_count;
@@ -102,6 +112,18 @@ const char *paging_guard_name(uintptr_t va) {
     return NULL;
 }
 
+void paging_make_executable(uint64_t base, uint64_t len) {
+    for (uint64_t a = base & ~(KPAGE_SIZE - 1); a < base + len; a += KPAGE_SIZE) {
+        uint64_t *pte = pte_for(a);
+        if (*pte & PTE_P) {
+            *pte &= ~PTE_NX;
+            if (active) {
+                arch_invlpg(a);
+            }
+        }
+    }
+}
+
 uint64_t paging_mapped_bytes(void) {
     return mapped_bytes;
 }
@@ -110,7 +132,7 @@ static void identity_2m_range(uint64_t start, uint64_t end) {
     for (uint64_t a = start & ~(KPAGE_2M - 1); a < end; a += KPAGE_2M) {
         uint64_t *pde = &pd_for(a)[a >> 21 & 511];
         if (!(*pde & PTE_P)) {
-            map_2m(a, a, PTE_W | PTE_NX);
+            map_2m(a, a, PTE_W | pte_nx);
             mapped_bytes += KPAGE_2M;
         }
     }
@@ -121,16 +143,60 @@ static uint64_t section_flags(uintptr_t va) {
         return 0;                      // read + execute
     }
     if (va >= (uintptr_t)__data_start && va < (uintptr_t)__bss_end) {
-        return PTE_W | PTE_NX;
+        return PTE_W | pte_nx;
     }
-    return PTE_NX;                     // rodata, ksymtab: read only
+    return pte_nx;                     // rodata, ksymtab: read only
+}
+
+uint64_t paging_nx_flag(void) {
+    return pte_nx;
+}
+
+uint64_t kvirt_to_phys(uintptr_t va) {
+    if (va >= kvirt_start && va - kvirt_start < kphys_end - kphys_start) {
+        return kphys_start + (va - kvirt_start);
+    }
+    return va;   // everything else the kernel touches is identity mapped
+}
+
+// PAT entry 5 becomes write-combining; the others keep their power-on types, so the
+// entries the firmware's and our other mappings use (0: WB, 3: UC) mean what they did.
+static bool pat_init(void) {
+    if (!cpu_has(CPU_PAT)) {
+        return false;
+    }
+    uint64_t pat = arch_rdmsr(ARCH_MSR_PAT);
+    pat &= ~(0xffULL << (8 * PAT_WC_ENTRY));
+    pat |= PAT_TYPE_WC << (8 * PAT_WC_ENTRY);
+    arch_wrmsr(ARCH_MSR_PAT, pat);
+    return true;
+}
+
+// The framebuffer at its physical address, write-combining (MTRR UC + PAT WC gives WC),
+// or uncached without a PAT. It may lie above all RAM and outside the memory map.
+static void map_framebuffer(const struct bootinfo_framebuffer *fb, bool wc) {
+    if (!fb->base || !fb->size) {
+        return;
+    }
+    uint64_t start = fb->base & ~(KPAGE_SIZE - 1);
+    uint64_t end = (fb->base + fb->size + KPAGE_SIZE - 1) & ~(KPAGE_SIZE - 1);
+    uint64_t cache = wc ? PTE_WC_4K : PTE_PCD;
+    for (uint64_t a = start; a < end; a += KPAGE_SIZE) {
+        paging_map_4k(a, a, PTE_W | pte_nx | cache);
+    }
 }
 
 void paging_init(const struct bootinfo *bi) {
+    if (!cpu_has(CPU_NX)) {
+        pte_nx = 0;
+    }
+    kvirt_start = bi->kernel_virt_start;
+    kphys_start = bi->kernel_phys_start;
+    kphys_end = bi->kernel_phys_end;
     pml4 = new_table();
     // The first 2 MiB in small pages so page 0 can stay unmapped.
     for (uint64_t a = KPAGE_SIZE; a < KPAGE_2M; a += KPAGE_SIZE) {
-        paging_map_4k(a, a, PTE_W | PTE_NX);
+        paging_map_4k(a, a, PTE_W | pte_nx);
     }
     mapped_bytes = KPAGE_2M - KPAGE_SIZE;
     identity_2m_range(KPAGE_2M, KIDENTITY_MIN);
@@ -141,10 +207,17 @@ void paging_init(const struct bootinfo *bi) {
             identity_2m_range(r->base > KIDENTITY_MIN ? r->base : KIDENTITY_MIN, end);
         }
     }
+    // The kernel's frames are reached only through its own window: no writable,
+    // executable or second alias of its text exists.
+    for (uint64_t pa = kphys_start; pa < kphys_end; pa += KPAGE_SIZE) {
+        paging_unmap_4k(pa);
+    }
     for (uintptr_t va = (uintptr_t)__kernel_start; va < (uintptr_t)__kernel_end;
          va += KPAGE_SIZE) {
-        paging_map_4k(va, va, section_flags(va));
+        paging_map_4k(va, kvirt_to_phys(va), section_flags(va));
     }
+    bool wc = pat_init();
+    map_framebuffer(&bi->fb, wc);
     paging_add_guard((uintptr_t)kboot_stack_guard, "boot stack");
     const struct cpu_stack *ist;
     size_t n = cpu_ist_stacks(&ist);
@@ -152,7 +225,9 @@ void paging_init(const struct bootinfo *bi) {
         paging_add_guard(ist[i].guard, ist[i].name);
     }
 
-    arch_wrmsr(ARCH_MSR_EFER, arch_rdmsr(ARCH_MSR_EFER) | ARCH_EFER_NXE);
+    if (pte_nx) {
+        arch_wrmsr(ARCH_MSR_EFER, arch_rdmsr(ARCH_MSR_EFER) | ARCH_EFER_NXE);
+    }
     arch_write_cr0(arch_read_cr0() | ARCH_CR0_WP);
     arch_write_cr3((uintptr_t)pml4);
     active = true;

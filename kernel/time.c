@@ -1,20 +1,9 @@
 // SPDX-License-Identifier: MIT
-// Time: the TSC calibrated against PIT channel 2, the tick count (kept by the LAPIC
-// timer interrupt, counted from the TSC), and the conversions kapi.h promises.
+// Time: the TSC (its rate from tsc_calibrate.c), the tick count (kept by the LAPIC timer
+// interrupt, counted from the TSC), and the conversions kapi.h promises.
 #include "arch.h"
 #include "config.h"
 #include "kernel.h"
-
-#define PIT_HZ          1193182ULL
-#define PIT_CH2_DATA    0x42
-#define PIT_CMD         0x43
-#define PIT_CH2_MODE0   0xb0      // channel 2, lobyte/hibyte, mode 0, binary
-#define PORT_B          0x61
-#define PORT_B_GATE2    0x01
-#define PORT_B_SPEAKER  0x02
-#define PORT_B_OUT2     0x20
-#define CALIBRATE_RUNS  3
-#define PIT_POLL_LIMIT  100000000u
 
 uint64_t kentry_tsc;
 static uint64_t tsc_hz;
@@ -31,48 +20,8 @@ static uint64_t tick_base_tsc;
 static uint64_t tsc_per_tick;
 static uint32_t tick_hz;
 
-// TSC cycles during one PIT channel 2 countdown of KTSC_CALIBRATE_MS; 0 if the PIT
-// never finished.
-static uint64_t pit_window_cycles(void) {
-    uint16_t count = (uint16_t)(PIT_HZ * KTSC_CALIBRATE_MS / 1000);
-    uint8_t b = arch_in8(PORT_B) & ~(PORT_B_GATE2 | PORT_B_SPEAKER);
-    arch_out8(PORT_B, b);
-    arch_out8(PIT_CMD, PIT_CH2_MODE0);
-    arch_out8(PIT_CH2_DATA, count & 0xff);
-    arch_out8(PIT_CH2_DATA, count >> 8);
-    arch_out8(PORT_B, b | PORT_B_GATE2);       // gate high: counting starts
-    uint64_t t0 = arch_rdtsc();
-    for (uint32_t i = 0; i < PIT_POLL_LIMIT; i++) {
-        if (arch_in8(PORT_B) & PORT_B_OUT2) {
-            uint64_t t1 = arch_rdtsc();
-            arch_out8(PORT_B, b);
-            return t1 - t0;
-        }
-    }
-    arch_out8(PORT_B, b);
-    return 0;
-}
-
 void ktime_calibrate(void) {
-    uint64_t runs[CALIBRATE_RUNS];
-    for (int i = 0; i < CALIBRATE_RUNS; i++) {
-        runs[i] = pit_window_cycles();
-        if (!runs[i]) {
-            kpanic("TSC calibration: PIT channel 2 never counted down (no PIT?)");
-        }
-    }
-    // Median of the runs: robust to one interrupted or emulator-delayed window.
-    for (int i = 0; i < CALIBRATE_RUNS; i++) {
-        for (int j = i + 1; j < CALIBRATE_RUNS; j++) {
-            if (runs[j] < runs[i]) {
-                uint64_t t = runs[i];
-                runs[i] = runs[j];
-                runs[j] = t;
-            }
-        }
-    }
-    uint16_t count = (uint16_t)(PIT_HZ * KTSC_CALIBRATE_MS / 1000);
-    tsc_hz = runs[CALIBRATE_RUNS / 2] * PIT_HZ / count;
+    tsc_hz = tsc_calibrate();
     us_mult = (1000000ULL << 32) / tsc_hz;
     ms_mult = (1000ULL << 32) / tsc_hz;
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
-// The boot options the port understands (heap sizing), read from the words the loader
-// copied out of \LOCIOS\OPTIONS.TXT into bootinfo.options. Unknown words and values out
-// of range are reported on the console and ignored, never fatal.
+// The boot options the port understands (heap sizing; at_prompt=poweroff, a test aid for
+// machines whose console nobody can read), read from the words the loader copied out of
+// \LOCIOS\OPTIONS.TXT into bootinfo.options. Words starting with loader_ are the
+// loader's. Unknown words and values out of range are reported on the console and
+// ignored, never fatal.
 #include <stdio.h>
 #include <string.h>
 
@@ -77,12 +79,22 @@ static void find_value(int spec, const char *w, size_t wlen, const char *eq, voi
     }
 }
 
+static bool word_is(const char *w, size_t wlen, const char *word) {
+    return strlen(word) == wlen && !memcmp(w, word, wlen);
+}
+
 static void report(int spec, const char *w, size_t wlen, const char *eq, void *ctx) {
     (void)ctx;
     unsigned long v;
+    if (wlen >= 7 && !memcmp(w, "loader_", 7)) {
+        return;   // read by BOOTX64.EFI (boot/PROTOCOL.md)
+    }
+    if (word_is(w, wlen, "at_prompt=poweroff")) {
+        return;
+    }
     if (spec < 0) {
         printf("LociOS: boot option '%.*s' is not known; ignored (known: heap_percent, "
-            "heap_floor_mib, heap_ceiling_mib)\n", (int)wlen, w);
+            "heap_floor_mib, heap_ceiling_mib, at_prompt=poweroff)\n", (int)wlen, w);
     } else if (!parse_ulong(eq + 1, w + wlen, &v) || v < specs[spec].min
                || v > specs[spec].max) {
         printf("LociOS: boot option '%.*s' ignored: %s takes a whole number from %lu to %lu\n",
@@ -106,4 +118,18 @@ void port_heap_params(unsigned *percent, size_t *floor, size_t *ceiling) {
             (unsigned long)(*ceiling >> 20), (unsigned long)(*floor >> 20));
         *ceiling = *floor;
     }
+}
+
+static void find_poweroff(int spec, const char *w, size_t wlen, const char *eq, void *ctx) {
+    (void)spec;
+    (void)eq;
+    if (word_is(w, wlen, "at_prompt=poweroff")) {
+        *(bool *)ctx = true;
+    }
+}
+
+bool port_poweroff_at_prompt(void) {
+    bool yes = false;
+    each_word(find_poweroff, &yes);
+    return yes;
 }

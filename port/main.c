@@ -98,6 +98,10 @@ static void run_vm(uintptr_t stack_limit, uintptr_t stack_top) {
     if (boot_cycles == 0) {
         boot_cycles = ktime_tsc() - ktime_entry_tsc();
         print_banner();
+        if (port_poweroff_at_prompt()) {
+            printf("LociOS: at_prompt=poweroff: the prompt is reached; powering off\n");
+            kpower_off();
+        }
     }
 
     for (;;) {

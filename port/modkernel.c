@@ -2,6 +2,8 @@
 // The `kernel` module: the kernel's view of the machine for Python — memory map and
 // use, GC heap, time, the loader's measured kernel digest, boot time and power, and the
 // REPL's idle hook.
+#include <string.h>
+
 #include "py/gc.h"
 #include "py/objstr.h"
 #include "py/runtime.h"
@@ -176,6 +178,31 @@ static mp_obj_t kernel_loader_cycles(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_loader_cycles_obj, kernel_loader_cycles);
 
+// machine(): where the kernel runs and what it found — placement, CPU, APIC mode, the
+// TSC's timer reference, the serial console.
+static mp_obj_t kernel_machine(void) {
+    struct kmachine_info m;
+    kmachine_get(&m);
+    mp_obj_t d = mp_obj_new_dict(12);
+    dict_put(d, MP_QSTR_kernel_virt, m.kernel_virt);
+    dict_put(d, MP_QSTR_kernel_phys, m.kernel_phys_start);
+    dict_put(d, MP_QSTR_kernel_bytes, m.kernel_phys_end - m.kernel_phys_start);
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_cpu), mp_obj_new_str(m.cpu_brand, strlen(m.cpu_brand)));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_qemu), mp_obj_new_bool(m.qemu));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_nx), mp_obj_new_bool(m.nx));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_lapic),
+                      MP_OBJ_NEW_QSTR(m.x2apic ? MP_QSTR_x2apic : MP_QSTR_xapic));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_x2apic_by_loader), mp_obj_new_bool(m.x2apic_by_loader));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_acpi_hw_reduced), mp_obj_new_bool(m.acpi_hw_reduced));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_tsc_reference),
+                      mp_obj_new_str(m.tsc_reference, strlen(m.tsc_reference)));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_tsc_checks),
+                      mp_obj_new_str(m.tsc_checks, strlen(m.tsc_checks)));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_serial), mp_obj_new_str(m.serial, strlen(m.serial)));
+    return d;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_machine_obj, kernel_machine);
+
 static mp_obj_t kernel_poweroff(void) {
     kpower_off();
 }
@@ -253,6 +280,7 @@ static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_boot_cycles), MP_ROM_PTR(&kernel_boot_cycles_obj) },
     { MP_ROM_QSTR(MP_QSTR_cycles), MP_ROM_PTR(&kernel_cycles_obj) },
     { MP_ROM_QSTR(MP_QSTR_loader_cycles), MP_ROM_PTR(&kernel_loader_cycles_obj) },
+    { MP_ROM_QSTR(MP_QSTR_machine), MP_ROM_PTR(&kernel_machine_obj) },
     { MP_ROM_QSTR(MP_QSTR_poweroff), MP_ROM_PTR(&kernel_poweroff_obj) },
     { MP_ROM_QSTR(MP_QSTR_reset), MP_ROM_PTR(&kernel_reset_obj) },
     { MP_ROM_QSTR(MP_QSTR_crash), MP_ROM_PTR(&kernel_crash_obj) },

@@ -15,6 +15,9 @@ size_t port_heap_bytes(void);
 // boot_options.c: heap sizing from the defaults in mpconfigport.h and the boot options
 // (heap_percent, heap_floor_mib, heap_ceiling_mib); reports words it ignores.
 void port_heap_params(unsigned *percent, size_t *floor, size_t *ceiling);
+// at_prompt=poweroff: power off when the REPL first reaches its prompt (shows a machine
+// with no console reached it: under QEMU the emulator then exits with status 0).
+bool port_poweroff_at_prompt(void);
 
 // memfault.c: machine.mem8/16/32/64 (fault-checked) and native-code faults as OSError.
 struct _port_mem_obj_t;

@@ -39,6 +39,13 @@ def show():
     print("boot      ", _ms(kernel.boot_cycles(), hz), "kernel entry to prompt,",
           _ms(kernel.loader_cycles(), hz), "in the loader")
     print("kernel    ", "sha256", kernel.digest())
+    k = kernel.machine()
+    print("placed    ", "{:#x} (phys), linked at {:#x}, {}".format(
+        k["kernel_phys"], k["kernel_virt"], _mib(k["kernel_bytes"])))
+    print("cpu       ", k["cpu"] or "(no brand string)", "- QEMU" if k["qemu"] else "",
+          "" if k["nx"] else "- no NX")
+    print("devices   ", "lapic", k["lapic"], "- TSC by", k["tsc_reference"],
+          "({})".format(k["tsc_checks"]) if k["tsc_checks"] else "", "- serial", k["serial"])
 
 
 def memmap():

@@ -18,8 +18,16 @@ PHDR = struct.Struct("<IIQQQQQQ")
 PT_LOAD, PT_DYNAMIC, PT_INTERP, PT_NOTE = 1, 2, 3, 4
 PF_X, PF_W, PF_R = 1, 2, 4
 PAGE = 4096
-WINDOW = (0x100000, 0x40000000)
+# The kernel's virtual window and the most the loader places in one block.
+V = 0xFFFFFFFF80000000
+WINDOW = (V, 0xFFFFFFFFC0000000)
+MAX_SPAN = 256 << 20
 MAX_LOAD = 16
+
+
+def h(off):
+    """The hex text of an address `off` into the kernel window, as messages print it."""
+    return f"{V + off:#x}"
 
 
 @dataclass
@@ -29,7 +37,7 @@ class Seg:
     memsz: int
     flags: int
     offset: int = None      # default: vaddr % PAGE + a page-aligned slot in the file
-    paddr: int = None       # default: vaddr
+    paddr: int = None       # default: vaddr - V (the loader ignores it)
     type: int = PT_LOAD
 
 
@@ -53,7 +61,7 @@ def make_elf(segs, entry, *, etype=2, machine=62, ident=None, phentsize=56, vers
     EHDR.pack_into(data, 0, ident, etype, machine, version, entry, phoff, 0, 0, 64,
                    phentsize, count, 64, 0, 0)
     for i, (s, off) in enumerate(placed):
-        paddr = s.vaddr if s.paddr is None else s.paddr
+        paddr = (s.vaddr - V) % 2**64 if s.paddr is None else s.paddr
         PHDR.pack_into(data, phoff + i * 56, s.type, s.flags, off, s.vaddr, paddr,
                        s.filesz, s.memsz, PAGE)
         if s.offset is None:
@@ -63,13 +71,13 @@ def make_elf(segs, entry, *, etype=2, machine=62, ident=None, phentsize=56, vers
 
 def valid_elf():
     """A minimal kernel as the kernel team links it: RX text and RW data + bss."""
-    return make_elf([Seg(0x200000, 0x1234, 0x1234, PF_R | PF_X),
-                     Seg(0x202000, 0x100, 0x3000, PF_R | PF_W)], entry=0x200010)
+    return make_elf([Seg(V + 0x200000, 0x1234, 0x1234, PF_R | PF_X),
+                     Seg(V + 0x202000, 0x100, 0x3000, PF_R | PF_W)], entry=V + 0x200010)
 
 
 def reference_check(data):
     """The loader's rules, restated independently. Returns (ok, loads) where loads
-    is a sorted list of (paddr, memsz, filesz, offset, flags) with memsz > 0."""
+    is a sorted list of (vaddr, memsz, filesz, offset, flags) with memsz > 0."""
     if len(data) < 64 or data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
         return False, None
     (ident, etype, machine, version, entry, phoff, _shoff, _flags, _ehsize, phentsize,
@@ -81,14 +89,14 @@ def reference_check(data):
     loads = []
     nload = 0
     for i in range(phnum):
-        ptype, flags, off, vaddr, paddr, filesz, memsz, _align = PHDR.unpack_from(
+        ptype, flags, off, vaddr, _paddr, filesz, memsz, _align = PHDR.unpack_from(
             data, phoff + i * 56)
         if ptype in (PT_INTERP, PT_DYNAMIC):
             return False, None
         if ptype != PT_LOAD:
             continue
         nload += 1
-        if nload > MAX_LOAD or vaddr != paddr or off % PAGE != vaddr % PAGE:
+        if nload > MAX_LOAD or off % PAGE != vaddr % PAGE:
             return False, None
         if filesz > memsz or off + filesz > len(data):
             return False, None
@@ -110,6 +118,10 @@ def reference_check(data):
             return False, None
     if not any(f & PF_X and v <= entry < v + fs for v, _m, fs, _o, f in loads):
         return False, None
+    lo = loads[0][0] // PAGE * PAGE
+    hi = (loads[-1][0] + loads[-1][1] + PAGE - 1) // PAGE * PAGE
+    if hi - lo > MAX_SPAN:
+        return False, None
     return True, loads
 
 
@@ -126,31 +138,31 @@ def run(pure, data):
 def test_valid_kernel_is_accepted(boot_pure):
     code, msg, img = run(boot_pure, valid_elf())
     assert (code, msg) == ("ELF_OK", "")
-    assert img.entry == 0x200010 and img.count == 2
-    assert (img.phys_start, img.phys_end) == (0x200000, 0x205000)
+    assert img.entry == V + 0x200010 and img.count == 2
+    assert (img.virt_start, img.virt_end) == (V + 0x200000, V + 0x205000)
     text, data = img.seg[0], img.seg[1]
-    assert (text.paddr, text.page_base, text.page_count, text.flags) == (0x200000, 0x200000,
-                                                                         2, PF_R | PF_X)
-    assert (data.paddr, data.memsz, data.filesz, data.page_count) == (0x202000, 0x3000,
+    assert (text.vaddr, text.page_base, text.page_count, text.flags) == (
+        V + 0x200000, V + 0x200000, 2, PF_R | PF_X)
+    assert (data.vaddr, data.memsz, data.filesz, data.page_count) == (V + 0x202000, 0x3000,
                                                                       0x100, 3)
 
 
 def test_segments_come_back_sorted_and_empty_ones_dropped(boot_pure):
-    elf = make_elf([Seg(0x300000, 0x10, 0x10, PF_R | PF_W),
-                    Seg(0x280000, 0, 0, PF_R),
-                    Seg(0x200000, 0x20, 0x20, PF_R | PF_X)], entry=0x200000)
+    elf = make_elf([Seg(V + 0x300000, 0x10, 0x10, PF_R | PF_W),
+                    Seg(V + 0x280000, 0, 0, PF_R),
+                    Seg(V + 0x200000, 0x20, 0x20, PF_R | PF_X)], entry=V + 0x200000)
     code, _, img = run(boot_pure, elf)
     assert code == "ELF_OK"
-    assert [img.seg[i].paddr for i in range(img.count)] == [0x200000, 0x300000]
+    assert [img.seg[i].vaddr for i in range(img.count)] == [V + 0x200000, V + 0x300000]
 
 
 def test_non_load_headers_are_ignored(boot_pure):
-    elf = make_elf([Seg(0x200000, 0x20, 0x20, PF_R | PF_X),
-                    Seg(0, 0x10, 0x10, PF_R, offset=64, type=PT_NOTE)], entry=0x200004)
+    elf = make_elf([Seg(V + 0x200000, 0x20, 0x20, PF_R | PF_X),
+                    Seg(0, 0x10, 0x10, PF_R, offset=64, type=PT_NOTE)], entry=V + 0x200004)
     assert run(boot_pure, elf)[0] == "ELF_OK"
 
 
-TEXT = Seg(0x200000, 0x1000, 0x1000, PF_R | PF_X)
+TEXT = Seg(V + 0x200000, 0x1000, 0x1000, PF_R | PF_X)
 HDR_ONLY = [TEXT]
 
 
@@ -168,59 +180,63 @@ REFUSALS = {
     "class32": ("ELF_ERR_CLASS", _patched(4, "<B", 1), ["EI_CLASS is 1"]),
     "big_endian": ("ELF_ERR_DATA", _patched(5, "<B", 2), ["EI_DATA is 2"]),
     "ident_version": ("ELF_ERR_VERSION", _patched(6, "<B", 0), ["EI_VERSION is 0"]),
-    "e_version": ("ELF_ERR_VERSION", make_elf(HDR_ONLY, 0x200000, version=2),
+    "e_version": ("ELF_ERR_VERSION", make_elf(HDR_ONLY, V + 0x200000, version=2),
                   ["e_version is 2"]),
-    "dyn": ("ELF_ERR_TYPE", make_elf(HDR_ONLY, 0x200000, etype=3), ["e_type is 3"]),
-    "machine": ("ELF_ERR_MACHINE", make_elf(HDR_ONLY, 0x200000, machine=3),
+    "dyn": ("ELF_ERR_TYPE", make_elf(HDR_ONLY, V + 0x200000, etype=3), ["e_type is 3"]),
+    "machine": ("ELF_ERR_MACHINE", make_elf(HDR_ONLY, V + 0x200000, machine=3),
                 ["e_machine is 3"]),
-    "phentsize": ("ELF_ERR_PHENTSIZE", make_elf(HDR_ONLY, 0x200000, phentsize=32),
+    "phentsize": ("ELF_ERR_PHENTSIZE", make_elf(HDR_ONLY, V + 0x200000, phentsize=32),
                   ["e_phentsize is 32"]),
-    "phnum_zero": ("ELF_ERR_PH_RANGE", make_elf(HDR_ONLY, 0x200000, phnum=0), ["0 of them"]),
-    "phnum_xnum": ("ELF_ERR_PH_RANGE", make_elf(HDR_ONLY, 0x200000, phnum=0xFFFF),
+    "phnum_zero": ("ELF_ERR_PH_RANGE", make_elf(HDR_ONLY, V + 0x200000, phnum=0), ["0 of them"]),
+    "phnum_xnum": ("ELF_ERR_PH_RANGE", make_elf(HDR_ONLY, V + 0x200000, phnum=0xFFFF),
                    ["65535 of them"]),
     "phoff_huge": ("ELF_ERR_PH_RANGE", _patched(32, "<Q", 2**64 - 8), ["0xfffffffffffffff8"]),
     "phoff_in_header": ("ELF_ERR_PH_RANGE", _patched(32, "<Q", 8), ["offset 0x8"]),
     "interp": ("ELF_ERR_DYNAMIC", make_elf([TEXT, Seg(0, 8, 8, PF_R, type=PT_INTERP)],
-                                           0x200000), ["PT_INTERP"]),
+                                           V + 0x200000), ["PT_INTERP"]),
     "dynamic": ("ELF_ERR_DYNAMIC", make_elf([TEXT, Seg(0, 8, 8, PF_R, type=PT_DYNAMIC)],
-                                            0x200000), ["PT_DYNAMIC"]),
+                                            V + 0x200000), ["PT_DYNAMIC"]),
     "too_many": ("ELF_ERR_TOO_MANY_LOAD",
-                 make_elf([Seg(0x200000 + i * 0x2000, 16, 16, PF_R | PF_X)
-                           for i in range(MAX_LOAD + 1)], 0x200000), ["more than 16"]),
-    "no_load": ("ELF_ERR_NO_LOAD", make_elf([Seg(0x200000, 0, 0, PF_R)], 0x200000),
+                 make_elf([Seg(V + 0x200000 + i * 0x2000, 16, 16, PF_R | PF_X)
+                           for i in range(MAX_LOAD + 1)], V + 0x200000), ["more than 16"]),
+    "no_load": ("ELF_ERR_NO_LOAD", make_elf([Seg(V + 0x200000, 0, 0, PF_R)], V + 0x200000),
                 ["no PT_LOAD"]),
-    "paddr": ("ELF_ERR_PADDR", make_elf([Seg(0x200000, 16, 16, PF_R | PF_X,
-                                             paddr=0x300000)], 0x200000),
-              ["p_vaddr 0x200000", "p_paddr 0x300000"]),
-    "align": ("ELF_ERR_ALIGN", make_elf([Seg(0x200000, 16, 16, PF_R | PF_X, offset=0x1010)],
-                                        0x200000), ["p_offset 0x1010", "p_vaddr 0x200000"]),
-    "filesz": ("ELF_ERR_FILESZ", make_elf([Seg(0x200000, 0x20, 0x10, PF_R | PF_X,
-                                               offset=0)], 0x200000),
+    "span": ("ELF_ERR_SPAN", make_elf([TEXT, Seg(V + 0x200000 + MAX_SPAN, 16, 16,
+                                                 PF_R | PF_W)], V + 0x200000),
+             [h(0x200000), "262148 KiB", "262144 KiB"]),
+    "align": ("ELF_ERR_ALIGN", make_elf([Seg(V + 0x200000, 16, 16, PF_R | PF_X,
+                                             offset=0x1010)], V + 0x200000),
+              ["p_offset 0x1010", "p_vaddr " + h(0x200000)]),
+    "filesz": ("ELF_ERR_FILESZ", make_elf([Seg(V + 0x200000, 0x20, 0x10, PF_R | PF_X,
+                                               offset=0)], V + 0x200000),
                ["p_filesz 0x20 > p_memsz 0x10"]),
-    "file_range": ("ELF_ERR_FILE_RANGE", make_elf([Seg(0x200000, 0x100000, 0x100000,
-                                                       PF_R | PF_X, offset=0)], 0x200000),
+    "file_range": ("ELF_ERR_FILE_RANGE", make_elf([Seg(V + 0x200000, 0x100000, 0x100000,
+                                                       PF_R | PF_X, offset=0)], V + 0x200000),
                    ["+0x100000"]),
     "file_range_wrap": ("ELF_ERR_FILE_RANGE",
-                        make_elf([Seg(0x200000, 2**64 - 0x1000, 2**64 - 0x1000,
-                                      PF_R | PF_X, offset=0x2000)], 0x200000), ["segment 0"]),
-    "below_window": ("ELF_ERR_WINDOW", make_elf([Seg(0xFF000, 16, 16, PF_R | PF_X)], 0xFF000),
-                     ["0xff000", "0x100000", "0x40000000"]),
-    "above_window": ("ELF_ERR_WINDOW", make_elf([Seg(0x3FFFF000, 16, 0x1001, PF_R | PF_X)],
-                                                0x3FFFF000), ["0x3ffff000"]),
-    "memsz_wraps": ("ELF_ERR_WINDOW", make_elf([Seg(0x200000, 16, 2**64 - 0x100000,
-                                                    PF_R | PF_X)], 0x200000), ["segment 0"]),
-    "overlap": ("ELF_ERR_OVERLAP", make_elf([TEXT, Seg(0x200800, 16, 16, PF_R | PF_W)],
-                                            0x200000), ["0x200000", "0x200800"]),
-    "share_page": ("ELF_ERR_OVERLAP", make_elf([Seg(0x200000, 0x10, 0x10, PF_R | PF_X),
-                                                Seg(0x200ff0, 0x20, 0x20, PF_R | PF_W)],
-                                               0x200000), ["share pages"]),
-    "wx": ("ELF_ERR_WX", make_elf([Seg(0x200000, 16, 16, PF_R | PF_W | PF_X)], 0x200000),
+                        make_elf([Seg(V + 0x200000, 2**64 - 0x1000, 2**64 - 0x1000,
+                                      PF_R | PF_X, offset=0x2000)], V + 0x200000), ["segment 0"]),
+    "below_window": ("ELF_ERR_WINDOW", make_elf([Seg(0x200000, 16, 16, PF_R | PF_X)],
+                                                0x200000),
+                     ["0x200000", "0xffffffff80000000", "0xffffffffc0000000"]),
+    "above_window": ("ELF_ERR_WINDOW", make_elf([Seg(WINDOW[1] - 0x1000, 16, 0x1001,
+                                                     PF_R | PF_X)], WINDOW[1] - 0x1000),
+                     ["0xffffffffbffff000"]),
+    "memsz_wraps": ("ELF_ERR_WINDOW", make_elf([Seg(V + 0x200000, 16, 2**64 - 0x100000,
+                                                    PF_R | PF_X)], V + 0x200000),
+                    ["segment 0"]),
+    "overlap": ("ELF_ERR_OVERLAP", make_elf([TEXT, Seg(V + 0x200800, 16, 16, PF_R | PF_W)],
+                                            V + 0x200000), [h(0x200000), h(0x200800)]),
+    "share_page": ("ELF_ERR_OVERLAP", make_elf([Seg(V + 0x200000, 0x10, 0x10, PF_R | PF_X),
+                                                Seg(V + 0x200ff0, 0x20, 0x20, PF_R | PF_W)],
+                                               V + 0x200000), ["share pages"]),
+    "wx": ("ELF_ERR_WX", make_elf([Seg(V + 0x200000, 16, 16, PF_R | PF_W | PF_X)], V + 0x200000),
            ["writable and executable", "0x7"]),
-    "entry_outside": ("ELF_ERR_ENTRY", make_elf(HDR_ONLY, 0x500000), ["0x500000"]),
-    "entry_in_data": ("ELF_ERR_ENTRY", make_elf([TEXT, Seg(0x202000, 16, 16, PF_R | PF_W)],
-                                                0x202000), ["0x202000"]),
-    "entry_in_bss": ("ELF_ERR_ENTRY", make_elf([Seg(0x200000, 16, 0x2000, PF_R | PF_X)],
-                                               0x201000), ["0x201000"]),
+    "entry_outside": ("ELF_ERR_ENTRY", make_elf(HDR_ONLY, V + 0x500000), [h(0x500000)]),
+    "entry_in_data": ("ELF_ERR_ENTRY", make_elf([TEXT, Seg(V + 0x202000, 16, 16, PF_R | PF_W)],
+                                                V + 0x202000), [h(0x202000)]),
+    "entry_in_bss": ("ELF_ERR_ENTRY", make_elf([Seg(V + 0x200000, 16, 0x2000, PF_R | PF_X)],
+                                               V + 0x201000), [h(0x201000)]),
 }
 
 
@@ -257,11 +273,11 @@ def _agree(pure, data):
     ok, loads = reference_check(data)
     assert (code == "ELF_OK") == ok, (code, msg)
     if ok:
-        got = [(img.seg[i].paddr, img.seg[i].memsz, img.seg[i].filesz, img.seg[i].offset,
+        got = [(img.seg[i].vaddr, img.seg[i].memsz, img.seg[i].filesz, img.seg[i].offset,
                 img.seg[i].flags) for i in range(img.count)]
         assert got == loads
-        assert img.phys_start == loads[0][0] // PAGE * PAGE
-        assert img.phys_end == (loads[-1][0] + loads[-1][1] + PAGE - 1) // PAGE * PAGE
+        assert img.virt_start == loads[0][0] // PAGE * PAGE
+        assert img.virt_end == (loads[-1][0] + loads[-1][1] + PAGE - 1) // PAGE * PAGE
     else:
         assert code != "ELF_OK" and msg.startswith(code + ": ")
     return ok
@@ -300,8 +316,9 @@ def layouts(draw):
     """Plausible kernels near the rules' edges: page-ish addresses, mixed flags."""
     segs = []
     for _ in range(draw(st.integers(1, 5))):
-        vaddr = draw(st.sampled_from([0xFF000, 0x100000, 0x200000, 0x201000, 0x3FFFF000,
-                                      0x40000000])) + draw(st.sampled_from([0, 0x10, 0xFF0]))
+        vaddr = draw(st.sampled_from([V - 0x1000, V, V + 0x200000, V + 0x201000,
+                                      V + MAX_SPAN, WINDOW[1] - 0x1000, WINDOW[1]]))
+        vaddr += draw(st.sampled_from([0, 0x10, 0xFF0]))
         memsz = draw(st.sampled_from([0, 1, 0x10, 0xFFF, 0x1000, 0x1001, 0x5000]))
         filesz = draw(st.sampled_from([0, memsz, memsz + 1]))
         flags = draw(st.sampled_from([PF_R, PF_R | PF_X, PF_R | PF_W, 7]))
@@ -318,8 +335,9 @@ def test_generated_layouts(boot_pure, data):
 
 def test_generated_layouts_do_get_accepted_sometimes(boot_pure):
     # Guards against a property test that only ever exercises refusals.
-    accepted = sum(_agree(boot_pure, make_elf([Seg(0x200000 + i * 0x1000, 8, 8, PF_R | PF_X)],
-                                              0x200000 + i * 0x1000)) for i in range(8))
+    accepted = sum(_agree(boot_pure, make_elf([Seg(V + 0x200000 + i * 0x1000, 8, 8,
+                                                   PF_R | PF_X)],
+                                              V + 0x200000 + i * 0x1000)) for i in range(8))
     assert accepted == 8
 
 

@@ -66,3 +66,38 @@ def test_any_bytes_match_the_reference(boot_pure, data):
         assert out == ""
         if want == "byte":
             assert bad == detail
+
+
+def value(boot_pure, opts: str, key: str):
+    ffi, lib = boot_pure.ffi, boot_pure.lib
+    n = ffi.new("size_t *")
+    buf = ffi.new("char[]", opts.encode())
+    p = lib.options_value(buf, key.encode(), n)
+    return None if p == ffi.NULL else ffi.unpack(p, n[0]).decode()
+
+
+def value_reference(opts: str, key: str):
+    found = None
+    for word in opts.split(" "):
+        k, eq, v = word.partition("=")
+        if eq and k == key:
+            found = v
+    return found
+
+
+def test_option_values_are_found_by_whole_key(boot_pure):
+    opts = "loader_placement=x loader_place=random heap_percent=5 loader_place=0x40000000"
+    assert value(boot_pure, opts, "loader_place") == "0x40000000"   # the last one wins
+    assert value(boot_pure, opts, "loader_placement") == "x"
+    assert value(boot_pure, opts, "heap_percent") == "5"
+    assert value(boot_pure, opts, "heap") is None
+    assert value(boot_pure, "loader_x2apic", "loader_x2apic") is None   # no '='
+    assert value(boot_pure, "loader_x2apic=", "loader_x2apic") == ""
+    assert value(boot_pure, "", "loader_place") is None
+
+
+@given(st.lists(st.text(alphabet="ab=_1", min_size=1, max_size=8), max_size=8),
+       st.text(alphabet="ab_1", min_size=1, max_size=4))
+def test_option_values_match_the_reference(boot_pure, words, key):
+    opts = " ".join(words)
+    assert value(boot_pure, opts, key) == value_reference(opts, key)
