@@ -46,7 +46,8 @@ LAUNCH_OPTS := --mem $(MEM) $(if $(ICOUNT),--icount)
 
 export MICROPY_DIR
 
-.PHONY: all setup build image run debug test test-host test-qemu lint docs-check bench clean distclean
+.PHONY: all setup build image run debug test test-host test-qemu test-machines sign lint \
+	docs-check bench clean distclean
 
 all: build
 
@@ -164,13 +165,29 @@ debug: build
 	@$(PY) qemu/launch.py debug --image $(IMAGE) $(LAUNCH_OPTS) --elf $(KERNEL_ELF) -- $(QEMU_ARGS)
 
 # ---- Tests -----------------------------------------------------------------------------
-test: build test-image lint docs-check
+test: build test-image boot-test-apps lint docs-check
 	@$(PY) -m pytest -q tests/host tests/qemu
+
+# The machine matrix of tests/qemu/test_machines.py, all rows (make test runs a subset);
+# the table lands in build/machines/report.json and report.md.
+test-machines: build boot-test-apps $(call setup_group,sign)
+	@rm -f $(BUILD)/machines/report.json
+	@$(PY) -m pytest -q --machines tests/qemu/test_machines.py
+	@$(PY) tools/test/machines_report.py $(BUILD)/machines/report.json
+
+# Secure Boot with your own key: signs the sealed loader (the seal stays, so the signed
+# loader still boots only the kernel it was sealed with) and writes an image with it.
+sign: build $(call setup_group,sign)
+	@test -n "$(KEY)" -a -n "$(CERT)" || { echo "make sign: give KEY=file.key CERT=file.crt (PEM), see README.md" >&2; exit 2; }
+	@sbsign --key $(KEY) --cert $(CERT) --output $(BUILD)/boot/BOOTX64.signed.efi $(LOADER)
+	@$(PY) tools/build/mkimage.py --loader $(BUILD)/boot/BOOTX64.signed.efi --kernel $(KERNEL_ELF) \
+		-o $(BUILD)/lociOS-signed.img
+	@echo "make sign: wrote $(BUILD)/lociOS-signed.img (loader signed with $(CERT))"
 
 test-host: build test-image
 	@$(PY) -m pytest -q tests/host
 
-test-qemu: build test-image
+test-qemu: build test-image boot-test-apps
 	@$(PY) -m pytest -q tests/qemu
 
 bench: build

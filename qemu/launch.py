@@ -121,15 +121,33 @@ def qemu_command(
     icount: bool,
     extra: list[str],
     serial_socket: Path | None = None,
+    machine: str = "q35",
+    cpu: str | None = None,
+    firmware: tuple[str, str | None] | None = None,
+    secure_boot: bool = False,
+    serial: str = "com1",
+    reboot: bool = False,
 ) -> list[str]:
+    """serial: "com1" (the console on COM1), "none" (no UART at all), or
+    "port:IOBASE:IRQ" (the console on a 16550 at another I/O port, COM1 absent)."""
     qemu = find_qemu()
-    code, vars_template = find_ovmf()
+    code, vars_template = firmware or find_ovmf()
     if not image.is_file():
         raise LaunchError(f"{image}: no such image; build it with `make image`")
-    cmd = [qemu, "-machine", "q35", "-m", mem, "-no-reboot", "-net", "none"]
+    if secure_boot:
+        machine += ",smm=on"
+    cmd = [qemu, "-machine", machine, "-m", mem, "-net", "none"]
+    if not reboot:
+        cmd.append("-no-reboot")
+    if secure_boot:
+        cmd += ["-global", "driver=cfi.pflash01,property=secure,value=on"]
     if icount:
         # Guest time follows the instruction count: reruns are identical.
         cmd += ["-accel", "tcg,thread=single", "-icount", "shift=0,align=off,sleep=off"]
+        if cpu:
+            cmd += ["-cpu", cpu]
+    elif cpu:
+        cmd += ["-accel", "tcg", "-cpu", cpu]
     elif kvm_works(qemu, code):
         cmd += ["-accel", "kvm", "-cpu", "host"]
     else:
@@ -145,14 +163,22 @@ def qemu_command(
     # snapshot=on: the guest never writes back to the image under test.
     cmd += ["-drive", f"format=raw,file={image},if=virtio,snapshot=on"]
     cmd += ["-device", DEBUG_EXIT_DEVICE, "-display", "none"]
-    if profile in ("run", "debug"):
+    if profile in ("run", "debug") and serial == "com1":
         cmd += ["-serial", "mon:stdio"]
-    elif serial_socket:
-        cmd += ["-chardev", f"socket,id=con0,path={serial_socket},server=on,wait=on",
-                "-serial", "chardev:con0", "-monitor", "none"]
+    elif serial == "none":
+        cmd += ["-serial", "none", "-monitor", "none"]
     else:
-        cmd += ["-chardev", "stdio,id=con0,signal=off", "-serial", "chardev:con0",
-                "-monitor", "none"]
+        if serial_socket:
+            cmd += ["-chardev", f"socket,id=con0,path={serial_socket},server=on,wait=on"]
+        else:
+            cmd += ["-chardev", "stdio,id=con0,signal=off"]
+        if serial == "com1":
+            cmd += ["-serial", "chardev:con0"]
+        else:
+            _, iobase, irq = serial.split(":")
+            cmd += ["-serial", "none", "-device",
+                    f"isa-serial,chardev=con0,iobase={iobase},irq={irq}"]
+        cmd += ["-monitor", "none"]
     if profile == "debug":
         cmd += ["-s", "-S"]
     return cmd + extra
@@ -190,6 +216,17 @@ def main(argv: list[str]) -> int:
                     help="deterministic guest time (TCG, instruction counting)")
     ap.add_argument("--serial-socket", type=Path,
                     help="test profile: serial line on this Unix socket, not stdio")
+    ap.add_argument("--machine", default="q35", help="QEMU machine and its properties, "
+                    "e.g. pc or q35,hpet=off")
+    ap.add_argument("--cpu", help="CPU model (TCG), e.g. qemu64 or max,-nx")
+    ap.add_argument("--firmware", help="OVMF code file (default: the first one found)")
+    ap.add_argument("--vars", help="OVMF variable store template to go with --firmware")
+    ap.add_argument("--secure-boot", action="store_true",
+                    help="SMM and secure flash, as Secure Boot firmware needs")
+    ap.add_argument("--serial", default="com1",
+                    help="com1 | none | port:IOBASE:IRQ (the console UART elsewhere)")
+    ap.add_argument("--reboot", action="store_true",
+                    help="let a guest reset restart the machine (default: QEMU exits)")
     ap.add_argument("--print", action="store_true", help="print the command, don't run it")
     ap.epilog = "Extra QEMU arguments go after --, e.g. launch.py run -- -vga none"
     extra: list[str] = []
@@ -210,9 +247,12 @@ def main(argv: list[str]) -> int:
         return 0
     with tempfile.TemporaryDirectory(prefix="lociOS-") as tmp:
         try:
+            firmware = (args.firmware, args.vars) if args.firmware else None
             cmd = qemu_command(args.profile, args.image, args.mem,
                                Path(tmp) / "OVMF_VARS.fd", args.icount, args.extra,
-                               args.serial_socket)
+                               args.serial_socket, machine=args.machine, cpu=args.cpu,
+                               firmware=firmware, secure_boot=args.secure_boot,
+                               serial=args.serial, reboot=args.reboot)
         except LaunchError as e:
             print(f"launch: {e}", file=sys.stderr)
             return 2

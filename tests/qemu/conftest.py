@@ -13,6 +13,22 @@ import pytest
 from tools.guest.guestconsole import IMAGE, TEST_IMAGE, Guest
 
 
+def pytest_addoption(parser):
+    parser.addoption("--machines", action="store_true",
+                     help="also run the long machine matrix (make test-machines)")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `machines` run only with --machines; without it they are deselected,
+    not skipped, so `make test` lists nothing it did not mean to run."""
+    if config.getoption("--machines"):
+        return
+    keep = [i for i in items if i.get_closest_marker("machines") is None]
+    if len(keep) != len(items):
+        config.hook.pytest_deselected(items=[i for i in items if i not in keep])
+        items[:] = keep
+
+
 @pytest.fixture(scope="module")
 def guest(request, tmp_path_factory):
     """The module's guest, booted, its serial output logged; .banner is the boot text."""

@@ -66,12 +66,14 @@ def fat_cluster_count(minfo_text):
     return (total - overhead) // field("cluster size")
 
 
-def build_image(loader, kernel, out, esp_mib=DEFAULT_ESP_MIB, options=None):
+def build_image(loader, kernel, out, esp_mib=DEFAULT_ESP_MIB, options=None, extra=()):
     """Writes the image to `out`; `kernel` and `options` (the boot options file) may be
-    None. Returns the FAT cluster count."""
+    None; `extra` is (source file, ESP path like "LOCIOS/LOADER.EFI") pairs, for test
+    images. Returns the FAT cluster count."""
     _check_tools()
     files = [(loader, LOADER_PATH)] + ([(kernel, KERNEL_PATH)] if kernel else [])
     files += [(options, OPTIONS_PATH)] if options else []
+    files += [(src, tuple(dest.upper().split("/"))) for src, dest in extra]
     for path, _ in files:
         if not os.path.isfile(path):
             raise ImageError(f"{path}: no such file")
@@ -121,12 +123,18 @@ def main(argv=None):
                     "that tests the loader's missing-kernel message)")
     ap.add_argument("--options", help="boot options file, copied to \\LOCIOS\\OPTIONS.TXT "
                     "(words like heap_percent=50; see boot/PROTOCOL.md)")
+    ap.add_argument("--extra", action="append", default=[], metavar="FILE=ESP/PATH",
+                    help="also copy FILE to ESP/PATH on the ESP (test images)")
     ap.add_argument("-o", "--output", required=True, help="disk image to write")
     ap.add_argument("--esp-mib", type=int, default=DEFAULT_ESP_MIB,
                     help="ESP size in MiB (default %(default)s)")
     args = ap.parse_args(argv)
     try:
-        build_image(args.loader, args.kernel, args.output, args.esp_mib, args.options)
+        extra = [tuple(e.split("=", 1)) for e in args.extra]
+        if any(len(e) != 2 or not e[1] for e in extra):
+            raise ImageError("--extra takes FILE=ESP/PATH, e.g. x.efi=LOCIOS/LOADER.EFI")
+        build_image(args.loader, args.kernel, args.output, args.esp_mib, args.options,
+                    extra)
     except (OSError, ImageError) as e:
         print(f"mkimage.py: error: {e}", file=sys.stderr)
         return 1

@@ -36,6 +36,8 @@ base  ovmf               UEFI firmware for QEMU
 base  python3-venv       the .venv of the host tools
 base  python3-dev        Python.h for the cffi host builds in the tests
 callgrind valgrind       instruction counts of host builds (bench-vm, verifier-bench)
+sign  sbsigntool         signs BOOTX64.EFI for Secure Boot (make sign, make test-machines)
+sign  openssl            unlocks the snakeoil test key (make test-machines)
 arm   gcc-arm-none-eabi  the official ports/qemu reference build (upstream-ref-arm)
 arm   libnewlib-arm-none-eabi  its C library
 arm   qemu-system-arm    runs that reference build

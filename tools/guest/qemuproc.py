@@ -44,7 +44,9 @@ class QemuError(Exception):
 
 class QemuProcess:
     def __init__(self, image: Path = IMAGE, mem: str = "512M", extra: list[str] | None = None,
-                 icount: bool = False, connect_timeout: float = 30):
+                 icount: bool = False, connect_timeout: float = 30,
+                 launch: list[str] | None = None):
+        """launch: more options of qemu/launch.py (--machine pc, --cpu qemu64, ...)."""
         if not Path(image).is_file():
             raise FileNotFoundError(f"{image} is missing: run `make image` first")
         self._tmp = tempfile.TemporaryDirectory(prefix="lociOS-qemu-")
@@ -54,6 +56,7 @@ class QemuProcess:
                 "--serial-socket", str(self.socket_path)]
         if icount:
             args.append("--icount")
+        args += launch or []
         if extra:
             args += ["--", *extra]
         with open(self.log_path, "wb") as log:
