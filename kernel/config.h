@@ -41,6 +41,8 @@
 #define KCON_COM1_PORT      0x3f8
 #define KCON_BAUD_DIVISOR   1              // 115200 = 1.8432 MHz / 16 / 1
 #define KCON_RX_RING_SIZE   4096           // power of two
+#define KCON_MAX_OUTPUTS    4              // console output ends (serial, screen, ...)
+#define KCON_MAX_POLLS      8              // polled devices the timer tick serves
 
 // Interrupt vectors.
 #define KVEC_TIMER          0x20

@@ -14,16 +14,19 @@
 // The kernel calls this once everything below works. It never returns.
 void port_main(void) __attribute__((noreturn));
 
-// ---- Console (COM1 16550, 115200 8N1) -------------------------------------------------
+// ---- Console: every output end (the serial line, the screen), every input device --------
 void kcon_write(const char *s, size_t len);
+// Draw what the ends buffered (the screen redraws at a bounded rate; the REPL asks for
+// it before it waits for input).
+void kcon_flush(void);
 // Next received byte, or -1 when none is waiting. Never blocks.
 int kcon_read(void);
-// Received bytes waiting in the interrupt-fed ring.
+// Received bytes waiting in the ring (from any input device).
 size_t kcon_pending(void);
 // Receive overruns the UART reported (bytes lost before the kernel could read them).
 uint64_t kcon_rx_overruns(void);
-// Bytes received so far, and how often the ring was full so bytes had to wait in the
-// UART (where QEMU holds further input back: back-pressure instead of loss).
+// Bytes the UART received so far, and how often the ring was full so a device had to
+// keep bytes (where QEMU holds further input back: back-pressure instead of loss).
 uint64_t kcon_rx_bytes(void);
 uint64_t kcon_rx_ring_full(void);
 // When `c` arrives, the receive interrupt calls `on_char` (from interrupt context) and

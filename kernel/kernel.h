@@ -31,7 +31,25 @@ size_t kvsnprintf(char *buf, size_t cap, const char *fmt, va_list ap);
 size_t ksnprintf(char *buf, size_t cap, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+// console.c: the console mux (kapi.h has its reading side). Input devices hand every
+// byte to kcon_input, from interrupt or tick context with interrupts off; one that must
+// keep a byte when the ring is full asks kcon_input_room first (back-pressure).
+// Output ends register with kcon_add_output; kcon_write reaches all of them.
+struct kcon_output {
+    const char *name;
+    void (*write)(const char *s, size_t len);
+    void (*flush)(void);   // NULL if it never buffers
+};
+void kcon_input(uint8_t b);
+bool kcon_input_room(void);
+void kcon_add_output(const struct kcon_output *out);
+unsigned kcon_outputs(const struct kcon_output *const **out);
+// Polled devices: fn runs at every timer tick (interrupts off: no allocation, no waits).
+void kdev_add_poll(void (*fn)(void));
+void kdev_poll_all(void);           // the tick calls it
+
 // uart.c
+extern const struct kcon_output uart_console;
 void uart_init(void);              // COM1, if it answers
 struct acpi_info;
 bool uart_use_spcr(const struct acpi_info *a);   // switch to the SPCR's UART if it answers

@@ -47,6 +47,7 @@ void kmain(const struct bootinfo *bi) {
     // The bootinfo lives in reclaimable loader memory: copy it before anything else.
     bool have_info = copy_bootinfo(bi);
     uart_init();
+    kcon_add_output(&uart_console);
     cpu_probe();
     kprintf("\r\nkernel: LociOS kernel entered at 0x%lx\n", (uint64_t)(uintptr_t)kmain);
     if (!have_info || boot_copy.version != BOOTINFO_VERSION ||

@@ -1,19 +1,32 @@
 // SPDX-License-Identifier: MIT
-// kprintf: the kernel's formatted output to its consoles, and kvsnprintf into a buffer.
+// kprintf: the kernel's formatted output to every console end (console.c), and
+// kvsnprintf into a buffer.
 // Integers, strings, characters and pointers; no floating point (interrupt paths use it
 // too).
 #include "kernel.h"
 
 struct sink {
-    char *buf;      // NULL: the console
+    char *buf;      // NULL: the console, through `chunk`
     size_t cap, len;
+    char chunk[64];
+    size_t used;
 };
 
 static struct sink *out;   // where put() writes; set for the length of one format call
 
+static void console_flush_chunk(struct sink *s) {
+    if (s->used) {
+        kcon_write(s->chunk, s->used);
+        s->used = 0;
+    }
+}
+
 static void uart_putc_sink(char c) {
     if (!out->buf) {
-        uart_putc(c);
+        if (out->used == sizeof out->chunk) {
+            console_flush_chunk(out);
+        }
+        out->chunk[out->used++] = c;
         return;
     }
     if (out->len + 1 < out->cap) {
@@ -137,12 +150,13 @@ static void format(struct sink *to, const char *fmt, va_list ap) {
 }
 
 void kvprintf(const char *fmt, va_list ap) {
-    struct sink console = {NULL, 0, 0};
+    struct sink console = {.buf = NULL};
     format(&console, fmt, ap);
+    console_flush_chunk(&console);
 }
 
 size_t kvsnprintf(char *buf, size_t cap, const char *fmt, va_list ap) {
-    struct sink b = {buf, cap, 0};
+    struct sink b = {.buf = buf, .cap = cap};
     format(&b, fmt, ap);
     if (cap) {
         buf[b.len < cap ? b.len : cap - 1] = '\0';

@@ -44,6 +44,7 @@ void ktime_set_tick_hook(void (*fn)(void)) {
 void ktime_tick(void) {
     advance_ticks(arch_rdtsc());
     uart_drain_rx();
+    kdev_poll_all();
     void (*fn)(void) = tick_hook;
     if (fn) {
         fn();

@@ -23,14 +23,8 @@ enum { UART_SCRATCH = 7 };
 #define SCRATCH_PROBE   0x5a
 #define UART_CLOCK_DIV_115200 1      // divisors from the PC's 1.8432 MHz UART clock
 
-static uint8_t rx_ring[KCON_RX_RING_SIZE];
 static uint64_t rx_overruns;   // bytes the UART itself lost (LSR overrun error)
-static uint64_t rx_bytes;      // bytes moved into the ring (or to the interrupt hook)
-static uint64_t rx_ring_full;  // drains that stopped with bytes left in the UART
-static volatile uint32_t rx_head;   // written by interrupt context only
-static volatile uint32_t rx_tail;   // written by kcon_read only
-static volatile int intr_char = -1;
-static void (*volatile intr_hook)(void);
+static uint64_t rx_bytes;      // bytes handed to the console mux
 static bool present;
 static uint16_t io_base = KCON_COM1_PORT;   // I/O port UART
 static volatile uint8_t *mmio_base;         // or memory-mapped, registers `stride` apart
@@ -150,34 +144,23 @@ void uart_putc(char c) {
     com_out(UART_DATA, (uint8_t)c);
 }
 
-// Only ever called with interrupts off (ISR or timer tick), so the ring has one
-// producer at a time. When the ring is full, bytes stay in the UART: the next timer
-// tick takes them once the reader made room, so a long paste is throttled instead of
-// losing characters (QEMU holds back its input while the UART's FIFO is full; real
-// hardware without flow control overruns the FIFO, which LSR reports and we count).
+// Only ever called with interrupts off (ISR or timer tick). When the console's ring is
+// full, bytes stay in the UART: the next timer tick takes them once the reader made
+// room, so a long paste is throttled instead of losing characters (QEMU holds back its
+// input while the UART's FIFO is full; real hardware without flow control overruns the
+// FIFO, which LSR reports and we count).
 void uart_drain_rx(void) {
     for (;;) {
         uint8_t lsr = present ? com_in(UART_LSR) : 0;
         if (lsr & LSR_OVERRUN) {
             rx_overruns++;
         }
-        if (!(lsr & LSR_DATA_READY)) {
-            return;
-        }
-        uint32_t head = rx_head;
-        if (head - rx_tail >= KCON_RX_RING_SIZE) {
-            rx_ring_full++;
+        if (!(lsr & LSR_DATA_READY) || !kcon_input_room()) {
             return;
         }
         uint8_t b = com_in(UART_DATA);
         rx_bytes++;
-        void (*hook)(void) = intr_hook;
-        if (hook && b == intr_char) {
-            hook();
-            continue;
-        }
-        rx_ring[head & (KCON_RX_RING_SIZE - 1)] = b;
-        __atomic_store_n(&rx_head, head + 1, __ATOMIC_RELEASE);
+        kcon_input(b);
     }
 }
 
@@ -189,33 +172,10 @@ uint64_t kcon_rx_bytes(void) {
     return rx_bytes;
 }
 
-uint64_t kcon_rx_ring_full(void) {
-    return rx_ring_full;
-}
-
-void kcon_write(const char *s, size_t len) {
+static void uart_write(const char *s, size_t len) {
     for (size_t i = 0; i < len; i++) {
         uart_putc(s[i]);
     }
 }
 
-int kcon_read(void) {
-    uint32_t tail = rx_tail;
-    if (__atomic_load_n(&rx_head, __ATOMIC_ACQUIRE) == tail) {
-        return -1;
-    }
-    int b = rx_ring[tail & (KCON_RX_RING_SIZE - 1)];
-    __atomic_store_n(&rx_tail, tail + 1, __ATOMIC_RELEASE);
-    return b;
-}
-
-size_t kcon_pending(void) {
-    return __atomic_load_n(&rx_head, __ATOMIC_ACQUIRE) - rx_tail;
-}
-
-void kcon_set_interrupt_char(int c, void (*on_char)(void)) {
-    uint64_t f = arch_save_flags_cli();
-    intr_char = c;
-    intr_hook = c < 0 ? NULL : on_char;
-    arch_restore_flags(f);
-}
+const struct kcon_output uart_console = {"serial", uart_write, NULL};

@@ -97,6 +97,7 @@ int mp_hal_stdin_rx_chr(void) {
         if (c >= 0) {
             return c;
         }
+        kcon_flush();   // what is on its way to a screen shows before we wait
         if (idle_wanted()) {
             idle_call();
             mp_event_handle_nowait();
