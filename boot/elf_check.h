@@ -43,7 +43,7 @@ enum elf_check_code {
 };
 
 struct elf_segment {
-    uint64_t vaddr;       // where the kernel is linked to run it
+    uint64_t vaddr;  // where the kernel is linked to run it
     uint64_t memsz;
     uint64_t filesz;
     uint64_t offset;      // in the file
@@ -63,8 +63,7 @@ struct elf_image {
 // Checks `size` bytes at `file`. On ELF_OK fills *out (segments with memsz 0 are left
 // out). On refusal writes a one-line message naming the rule and the offending values
 // into msg (if msg_cap > 0) and returns the code.
-int elf_check(const void *file, uint64_t size, struct elf_image *out,
-              char *msg, size_t msg_cap);
+int elf_check(const void *file, uint64_t size, struct elf_image *out, char *msg, size_t msg_cap);
 
 // Short stable name of a code, e.g. "ELF_ERR_WX".
 const char *elf_check_code_name(int code);

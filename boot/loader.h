@@ -15,12 +15,12 @@
 #define LOADER_KERNEL_PATH_STR  "\\LOCIOS\\KERNEL.ELF"
 #define LOADER_OPTIONS_PATH     L"\\LOCIOS\\OPTIONS.TXT"
 #define LOADER_OPTIONS_PATH_STR "\\LOCIOS\\OPTIONS.TXT"
-#define LOADER_REFUSAL_WAIT_S   10          // wait for a key this long after a refusal
-#define LOADER_MAP_SPARE_DESC   16          // memory map buffer padding, in descriptors
-#define LOADER_REGION_MARGIN    16          // regions kept free for map changes at exit
-#define LOADER_EXIT_TRIES       8           // ExitBootServices attempts
-#define LOADER_UART_PORT        0x3f8       // COM1
-#define LOADER_PLACE_MIN        0x100000    // the kernel is never placed below 1 MiB
+#define LOADER_REFUSAL_WAIT_S   10            // wait for a key this long after a refusal
+#define LOADER_MAP_SPARE_DESC   16            // memory map buffer padding, in descriptors
+#define LOADER_REGION_MARGIN    16            // regions kept free for map changes at exit
+#define LOADER_EXIT_TRIES       8             // ExitBootServices attempts
+#define LOADER_UART_PORT        0x3f8         // COM1
+#define LOADER_PLACE_MIN        0x100000      // the kernel is never placed below 1 MiB
 #define LOADER_IDENTITY_MAX     (1ULL << 46)  // identity map at most this much (64 TiB)
 
 // ---- Firmware handles (main.c) --------------------------------------------------------
@@ -32,8 +32,7 @@ extern EFI_BOOT_SERVICES *g_bs;
 void con_init(void);
 void con_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // Prints "LociOS loader: error: <message>" and returns `status`, for `return fail(...)`.
-EFI_STATUS fail(EFI_STATUS status, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+EFI_STATUS fail(EFI_STATUS status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 // Waits for a key press or LOADER_REFUSAL_WAIT_S seconds, whichever comes first.
 void con_wait_key(void);
 // Short name of an EFI_STATUS, e.g. "EFI_NOT_FOUND".
@@ -66,12 +65,12 @@ EFI_STATUS boot_page_tables(const struct elf_image *img, uint64_t phys_base,
                             const struct bootinfo_framebuffer *fb, uint64_t *cr3);
 
 // ---- cpu_prep.c -----------------------------------------------------------------------
-EFI_STATUS cpu_check(void);                 // refuses what the hand-off cannot handle
-int cpu_x2apic_wanted(const char *options); // loader_x2apic=1 and the CPU has x2APIC
-void cpu_x2apic_on(void);                   // after ExitBootServices only
+EFI_STATUS cpu_check(void);                  // refuses what the hand-off cannot handle
+int cpu_x2apic_wanted(const char *options);  // loader_x2apic=1 and the CPU has x2APIC
+void cpu_x2apic_on(void);                    // after ExitBootServices only
 
 // ---- pci_quiesce.c --------------------------------------------------------------------
-unsigned pci_quiesce_bridges(void);         // returns how many bridges it stopped
+unsigned pci_quiesce_bridges(void);  // returns how many bridges it stopped
 
 // ---- sysinfo.c ------------------------------------------------------------------------
 uint64_t sysinfo_rsdp(void);
@@ -80,11 +79,9 @@ void sysinfo_framebuffer(struct bootinfo_framebuffer *fb);
 // ---- handoff.c ------------------------------------------------------------------------
 // Exits boot services, loads the page tables at `cr3` and jumps to the kernel's entry;
 // returns only if it could not exit.
-EFI_STATUS handoff(struct bootinfo *bi, const struct elf_image *img, uint64_t cr3,
-                   int x2apic);
+EFI_STATUS handoff(struct bootinfo *bi, const struct elf_image *img, uint64_t cr3, int x2apic);
 
-static inline uint64_t rdtsc(void)
-{
+static inline uint64_t rdtsc(void) {
     uint32_t lo, hi;
     __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
     return ((uint64_t)hi << 32) | lo;

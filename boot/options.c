@@ -2,13 +2,11 @@
 // Checks and normalises the boot options text (see options.h and PROTOCOL.md).
 #include "options.h"
 
-static int is_space(uint8_t c)
-{
+static int is_space(uint8_t c) {
     return c == ' ' || c == '\t' || c == '\r' || c == '\n';
 }
 
-int options_normalise(const uint8_t *text, size_t len, char *out, size_t *bad_at)
-{
+int options_normalise(const uint8_t *text, size_t len, char *out, size_t *bad_at) {
     out[0] = '\0';
     *bad_at = 0;
     if (len > BOOTINFO_OPTIONS_MAX - 1) {
@@ -28,8 +26,9 @@ int options_normalise(const uint8_t *text, size_t len, char *out, size_t *bad_at
             *bad_at = i;
             return OPTIONS_ERR_BYTE;
         }
-        if (pending_space)
+        if (pending_space) {
             out[n++] = ' ';
+        }
         pending_space = 0;
         out[n++] = (char)c;
     }
@@ -37,20 +36,22 @@ int options_normalise(const uint8_t *text, size_t len, char *out, size_t *bad_at
     return OPTIONS_OK;
 }
 
-const char *options_value(const char *opts, const char *key, size_t *len)
-{
+const char *options_value(const char *opts, const char *key, size_t *len) {
     size_t klen = 0;
-    while (key[klen])
+    while (key[klen]) {
         klen++;
+    }
     const char *found = NULL;
     const char *w = opts;
     while (*w) {
         const char *end = w;
-        while (*end && *end != ' ')
+        while (*end && *end != ' ') {
             end++;
+        }
         size_t i = 0;
-        while (i < klen && w + i < end && w[i] == key[i])
+        while (i < klen && w + i < end && w[i] == key[i]) {
             i++;
+        }
         if (i == klen && w + klen < end && w[klen] == '=') {
             found = w + klen + 1;
             *len = (size_t)(end - found);

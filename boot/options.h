@@ -11,8 +11,8 @@
 
 enum options_code {
     OPTIONS_OK = 0,
-    OPTIONS_ERR_TOO_LONG,   // more than BOOTINFO_OPTIONS_MAX - 1 bytes
-    OPTIONS_ERR_BYTE,       // a byte that is neither printable ASCII nor white space
+    OPTIONS_ERR_TOO_LONG,  // more than BOOTINFO_OPTIONS_MAX - 1 bytes
+    OPTIONS_ERR_BYTE,      // a byte that is neither printable ASCII nor white space
 };
 
 // Copies `text` into out[BOOTINFO_OPTIONS_MAX]: runs of white space (space, tab, CR, LF)

@@ -30,21 +30,33 @@
 #define GAS_LEN            12
 
 // SPCR (Microsoft's Serial Port Console Redirection table, revision 2+).
-#define SPCR_TYPE          36
-#define SPCR_BASE          40
-#define SPCR_INT_TYPE      52
-#define SPCR_GSI           54
-#define SPCR_BAUD          58
-#define SPCR_INT_IOAPIC    (1u << 1)
-#define SPCR_16550         0x00
-#define SPCR_16450         0x01
-#define SPCR_16550_GAS     0x12
+#define SPCR_TYPE       36
+#define SPCR_BASE       40
+#define SPCR_INT_TYPE   52
+#define SPCR_GSI        54
+#define SPCR_BAUD       58
+#define SPCR_INT_IOAPIC (1u << 1)
+#define SPCR_16550      0x00
+#define SPCR_16450      0x01
+#define SPCR_16550_GAS  0x12
 
-static struct acpi_info info = {.com1_gsi = ISA_IRQ_COM1};
+static struct acpi_info info = { .com1_gsi = ISA_IRQ_COM1 };
 
-static uint16_t rd16(const uint8_t *p) { uint16_t v; memcpy(&v, p, 2); return v; }
-static uint32_t rd32(const uint8_t *p) { uint32_t v; memcpy(&v, p, 4); return v; }
-static uint64_t rd64(const uint8_t *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static uint16_t rd16(const uint8_t *p) {
+    uint16_t v;
+    memcpy(&v, p, 2);
+    return v;
+}
+static uint32_t rd32(const uint8_t *p) {
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+static uint64_t rd64(const uint8_t *p) {
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
 
 static bool checksum_ok(const uint8_t *p, uint32_t len) {
     uint8_t sum = 0;
@@ -60,8 +72,8 @@ static const uint8_t *table_at(uint64_t pa) {
         return NULL;
     }
     if (!checksum_ok(t, rd32(t + 4))) {
-        kprintf("kernel: acpi: table %c%c%c%c at 0x%lx has a bad checksum, ignored\n",
-                t[0], t[1], t[2], t[3], pa);
+        kprintf("kernel: acpi: table %c%c%c%c at 0x%lx has a bad checksum, ignored\n", t[0], t[1],
+                t[2], t[3], pa);
         return NULL;
     }
     return t;
@@ -70,12 +82,23 @@ static const uint8_t *table_at(uint64_t pa) {
 // An AML integer constant; returns bytes consumed, 0 if it is none.
 static int aml_int(const uint8_t *p, uint16_t *out) {
     switch (p[0]) {
-    case 0x00: *out = 0; return 1;              // ZeroOp
-    case 0x01: *out = 1; return 1;              // OneOp
-    case 0x0a: *out = p[1]; return 2;           // BytePrefix
-    case 0x0b: *out = rd16(p + 1); return 3;    // WordPrefix
-    case 0x0c: *out = (uint16_t)rd32(p + 1); return 5;
-    default: return 0;
+        case 0x00:
+            *out = 0;
+            return 1;  // ZeroOp
+        case 0x01:
+            *out = 1;
+            return 1;  // OneOp
+        case 0x0a:
+            *out = p[1];
+            return 2;  // BytePrefix
+        case 0x0b:
+            *out = rd16(p + 1);
+            return 3;  // WordPrefix
+        case 0x0c:
+            *out = (uint16_t)rd32(p + 1);
+            return 5;
+        default:
+            return 0;
     }
 }
 
@@ -102,8 +125,8 @@ static void parse_s5(const uint8_t *dsdt) {
             continue;
         }
         p += 5;
-        p += 1 + (p[0] >> 6);   // PkgLength: lead byte plus 0..3 more
-        p += 1;                 // NumElements
+        p += 1 + (p[0] >> 6);  // PkgLength: lead byte plus 0..3 more
+        p += 1;                // NumElements
         int n = aml_int(p, &info.slp_typa);
         if (n && aml_int(p + n, &info.slp_typb)) {
             info.have_s5 = true;
@@ -160,7 +183,8 @@ static void parse_spcr(const uint8_t *t) {
     uint8_t type = t[SPCR_TYPE];
     if (type != SPCR_16550 && type != SPCR_16450 && type != SPCR_16550_GAS) {
         kprintf("kernel: acpi: SPCR names a console of interface type 0x%x, not a 16550; "
-                "ignored\n", type);
+                "ignored\n",
+                type);
         return;
     }
     read_gas(t + SPCR_BASE, &info.spcr_uart);
@@ -182,13 +206,13 @@ static void parse_madt(const uint8_t *m) {
         if (e[1] < 2 || off + e[1] > len) {
             break;
         }
-        if (e[0] == 1 && e[1] >= 12 && !info.ioapic_addr) {          // I/O APIC
+        if (e[0] == 1 && e[1] >= 12 && !info.ioapic_addr) {  // I/O APIC
             info.ioapic_addr = rd32(e + 4);
             info.ioapic_gsi_base = rd32(e + 8);
         } else if (e[0] == 2 && e[1] >= 10 && e[2] == 0 && e[3] == ISA_IRQ_COM1) {
-            info.com1_gsi = rd32(e + 4);                              // source override
+            info.com1_gsi = rd32(e + 4);  // source override
             info.com1_flags = rd16(e + 8);
-        } else if (e[0] == 5 && e[1] >= 12) {                         // LAPIC address override
+        } else if (e[0] == 5 && e[1] >= 12) {  // LAPIC address override
             info.lapic_addr = rd64(e + 4);
         }
         off += e[1];
@@ -198,8 +222,7 @@ static void parse_madt(const uint8_t *m) {
 void acpi_init(uint64_t rsdp_pa) {
     const uint8_t *rsdp = (const uint8_t *)(uintptr_t)rsdp_pa;
     if (!rsdp_pa || memcmp(rsdp, "RSD PTR ", 8) != 0 || !checksum_ok(rsdp, 20)) {
-        kprintf("kernel: acpi: no valid RSDP at 0x%lx; no power-off, IRQ defaults\n",
-                rsdp_pa);
+        kprintf("kernel: acpi: no valid RSDP at 0x%lx; no power-off, IRQ defaults\n", rsdp_pa);
         return;
     }
     const uint8_t *root = NULL;

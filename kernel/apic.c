@@ -8,9 +8,16 @@
 #include "kernel.h"
 
 enum {
-    LAPIC_ID = 0x20, LAPIC_TPR = 0x80, LAPIC_EOI = 0xb0, LAPIC_SVR = 0xf0,
-    LAPIC_LVT_TIMER = 0x320, LAPIC_LVT_LINT0 = 0x350, LAPIC_LVT_ERROR = 0x370,
-    LAPIC_TIMER_INIT = 0x380, LAPIC_TIMER_CUR = 0x390, LAPIC_TIMER_DIV = 0x3e0,
+    LAPIC_ID = 0x20,
+    LAPIC_TPR = 0x80,
+    LAPIC_EOI = 0xb0,
+    LAPIC_SVR = 0xf0,
+    LAPIC_LVT_TIMER = 0x320,
+    LAPIC_LVT_LINT0 = 0x350,
+    LAPIC_LVT_ERROR = 0x370,
+    LAPIC_TIMER_INIT = 0x380,
+    LAPIC_TIMER_CUR = 0x390,
+    LAPIC_TIMER_DIV = 0x3e0,
 };
 #define LAPIC_SVR_ENABLE     (1u << 8)
 #define LAPIC_LVT_MASKED     (1u << 16)
@@ -18,20 +25,20 @@ enum {
 #define LAPIC_DIV_16         0x3
 #define APIC_BASE_ENABLE     (1ULL << 11)
 #define APIC_BASE_X2APIC     (1ULL << 10)
-#define X2APIC_MSR_BASE      0x800     // register r is MSR 0x800 + r / 16
+#define X2APIC_MSR_BASE      0x800  // register r is MSR 0x800 + r / 16
 #define IOAPIC_REDIR(pin)    (0x10 + 2 * (pin))
 #define IOAPIC_MASKED        (1u << 16)
 #define IOAPIC_ACTIVE_LOW    (1u << 13)
 #define IOAPIC_LEVEL         (1u << 15)
-#define PIC1_CMD 0x20
-#define PIC1_DATA 0x21
-#define PIC2_CMD 0xa0
-#define PIC2_DATA 0xa1
+#define PIC1_CMD             0x20
+#define PIC1_DATA            0x21
+#define PIC2_CMD             0xa0
+#define PIC2_DATA            0xa1
 
 static volatile uint32_t *lapic;
 static bool x2apic;
 static volatile uint32_t *ioapic;
-static uint32_t lapic_timer_hz;   // LAPIC timer input after the divider
+static uint32_t lapic_timer_hz;  // LAPIC timer input after the divider
 
 static uint32_t lapic_read(unsigned reg) {
     return x2apic ? (uint32_t)arch_rdmsr(X2APIC_MSR_BASE + reg / 16) : lapic[reg / 4];
@@ -64,15 +71,15 @@ static void ioapic_write(unsigned reg, uint32_t v) {
 }
 
 static void pic_remap_and_mask(void) {
-    arch_out8(PIC1_CMD, 0x11);                 // ICW1: init, ICW4 follows
+    arch_out8(PIC1_CMD, 0x11);  // ICW1: init, ICW4 follows
     arch_out8(PIC2_CMD, 0x11);
-    arch_out8(PIC1_DATA, KVEC_PIC_BASE);       // ICW2: vector bases
+    arch_out8(PIC1_DATA, KVEC_PIC_BASE);  // ICW2: vector bases
     arch_out8(PIC2_DATA, KVEC_PIC_BASE + 8);
-    arch_out8(PIC1_DATA, 0x04);                // ICW3: slave on IRQ2
+    arch_out8(PIC1_DATA, 0x04);  // ICW3: slave on IRQ2
     arch_out8(PIC2_DATA, 0x02);
-    arch_out8(PIC1_DATA, 0x01);                // ICW4: 8086 mode
+    arch_out8(PIC1_DATA, 0x01);  // ICW4: 8086 mode
     arch_out8(PIC2_DATA, 0x01);
-    arch_out8(PIC1_DATA, 0xff);                // mask everything
+    arch_out8(PIC1_DATA, 0xff);  // mask everything
     arch_out8(PIC2_DATA, 0xff);
 }
 
@@ -121,8 +128,9 @@ void apic_timer_start(uint32_t hz) {
     lapic_timer_hz = (uint32_t)((uint64_t)counted * ktime_tsc_hz() / (t1 - t0));
     if (lapic_timer_hz < hz) {
         kprintf("kernel: the local APIC timer counted %u in %u ms (%s mode, APIC base "
-                "0x%lx); expected at least %u Hz\n", counted, KLAPIC_CALIBRATE_MS,
-                x2apic ? "x2APIC" : "xAPIC", arch_rdmsr(ARCH_MSR_APIC_BASE), hz);
+                "0x%lx); expected at least %u Hz\n",
+                counted, KLAPIC_CALIBRATE_MS, x2apic ? "x2APIC" : "xAPIC",
+                arch_rdmsr(ARCH_MSR_APIC_BASE), hz);
         kpanic("LAPIC timer calibration failed: the timer did not count");
     }
     irq_set_handler(KVEC_TIMER, timer_tick);
@@ -143,8 +151,7 @@ uint32_t apic_timer_input_hz(void) {
 void apic_route_irq(uint32_t gsi, uint16_t flags, uint8_t vector) {
     const struct acpi_info *a = acpi_get();
     if (!ioapic || gsi < a->ioapic_gsi_base) {
-        kprintf("kernel: no I/O APIC for GSI %u; console input is polled from the tick\n",
-                gsi);
+        kprintf("kernel: no I/O APIC for GSI %u; console input is polled from the tick\n", gsi);
         return;
     }
     uint32_t pin = gsi - a->ioapic_gsi_base;
@@ -158,7 +165,8 @@ void apic_route_irq(uint32_t gsi, uint16_t flags, uint8_t vector) {
     uint32_t dest = lapic_id();
     if (dest > 0xff) {
         kprintf("kernel: APIC ID %u does not fit the I/O APIC's destination field (no "
-                "interrupt remapping); GSI %u is polled from the tick\n", dest, gsi);
+                "interrupt remapping); GSI %u is polled from the tick\n",
+                dest, gsi);
         return;
     }
     ioapic_write(IOAPIC_REDIR(pin) + 1, dest << 24);

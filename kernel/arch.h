@@ -49,15 +49,20 @@ static inline void arch_wrmsr(uint32_t msr, uint64_t v) {
 }
 
 static inline void arch_cpuid(uint32_t leaf, uint32_t sub, uint32_t r[4]) {
-    __asm__ volatile("cpuid" : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
+    __asm__ volatile("cpuid"
+                     : "=a"(r[0]), "=b"(r[1]), "=c"(r[2]), "=d"(r[3])
                      : "a"(leaf), "c"(sub));
 }
 
-#define ARCH_CR_ACCESSORS(n) \
-    static inline uint64_t arch_read_cr##n(void) { \
-        uint64_t v; __asm__ volatile("mov %%cr" #n ", %0" : "=r"(v)); return v; } \
-    static inline void arch_write_cr##n(uint64_t v) { \
-        __asm__ volatile("mov %0, %%cr" #n : : "r"(v) : "memory"); }
+#define ARCH_CR_ACCESSORS(n)                                       \
+    static inline uint64_t arch_read_cr##n(void) {                 \
+        uint64_t v;                                                \
+        __asm__ volatile("mov %%cr" #n ", %0" : "=r"(v));          \
+        return v;                                                  \
+    }                                                              \
+    static inline void arch_write_cr##n(uint64_t v) {              \
+        __asm__ volatile("mov %0, %%cr" #n : : "r"(v) : "memory"); \
+    }
 ARCH_CR_ACCESSORS(0)
 ARCH_CR_ACCESSORS(2)
 ARCH_CR_ACCESSORS(3)
@@ -81,12 +86,20 @@ static inline uint64_t arch_read_flags(void) {
     __asm__ volatile("pushfq; popq %0" : "=r"(f));
     return f;
 }
-static inline void arch_cli(void) { __asm__ volatile("cli" ::: "memory"); }
-static inline void arch_sti(void) { __asm__ volatile("sti" ::: "memory"); }
-static inline void arch_pause(void) { __asm__ volatile("pause"); }
+static inline void arch_cli(void) {
+    __asm__ volatile("cli" ::: "memory");
+}
+static inline void arch_sti(void) {
+    __asm__ volatile("sti" ::: "memory");
+}
+static inline void arch_pause(void) {
+    __asm__ volatile("pause");
+}
 
 // Halt with interrupts off: only an NMI, SMI or reset wakes the CPU.
-static inline void arch_cli_halt(void) { __asm__ volatile("cli; hlt"); }
+static inline void arch_cli_halt(void) {
+    __asm__ volatile("cli; hlt");
+}
 
 // For a caller running with interrupts off: open them for the halt alone and close them
 // again on wake-up. sti takes effect after the next instruction, so an interrupt that
@@ -96,7 +109,9 @@ static inline void arch_halt_until_interrupt(void) {
 }
 
 // Raise #UD on purpose (kcrash's invalid-opcode case).
-static inline void arch_invalid_opcode(void) { __asm__ volatile("ud2"); }
+static inline void arch_invalid_opcode(void) {
+    __asm__ volatile("ud2");
+}
 
 // A software interrupt through the IDT. `int` takes its vector as an immediate, so this
 // is a macro: the vector must be a compile-time constant.
@@ -123,23 +138,24 @@ struct __attribute__((packed)) arch_table_ptr {
 
 // Load a GDT, reload CS (by a far return) and the data segments from it, and load the
 // task register. code, data and tss are selectors into the new table.
-static inline void arch_load_gdt(const struct arch_table_ptr *p, uint16_t code,
-                                 uint16_t data, uint16_t tss) {
-    __asm__ volatile(
-        "lgdt %0\n"
-        "pushq %1\n"
-        "leaq 1f(%%rip), %%rax\n"
-        "pushq %%rax\n"
-        "lretq\n"
-        "1:\n"
-        "movw %w2, %%ax\n"
-        "movw %%ax, %%ds\n"
-        "movw %%ax, %%es\n"
-        "movw %%ax, %%ss\n"
-        "movw %%ax, %%fs\n"
-        "movw %%ax, %%gs\n"
-        "ltr %w3\n"
-        : : "m"(*p), "ri"((uint64_t)code), "r"(data), "r"(tss) : "rax", "memory");
+static inline void arch_load_gdt(const struct arch_table_ptr *p, uint16_t code, uint16_t data,
+                                 uint16_t tss) {
+    __asm__ volatile("lgdt %0\n"
+                     "pushq %1\n"
+                     "leaq 1f(%%rip), %%rax\n"
+                     "pushq %%rax\n"
+                     "lretq\n"
+                     "1:\n"
+                     "movw %w2, %%ax\n"
+                     "movw %%ax, %%ds\n"
+                     "movw %%ax, %%es\n"
+                     "movw %%ax, %%ss\n"
+                     "movw %%ax, %%fs\n"
+                     "movw %%ax, %%gs\n"
+                     "ltr %w3\n"
+                     :
+                     : "m"(*p), "ri"((uint64_t)code), "r"(data), "r"(tss)
+                     : "rax", "memory");
 }
 
 static inline void arch_load_idt(const struct arch_table_ptr *p) {
@@ -149,22 +165,22 @@ static inline void arch_load_idt(const struct arch_table_ptr *p) {
 // Load an empty IDT and raise an exception: with no gate to deliver it, the CPU
 // double- then triple-faults and resets. The reset of last resort.
 static inline void arch_triple_fault(void) {
-    struct arch_table_ptr empty = {0, 0};
+    struct arch_table_ptr empty = { 0, 0 };
     __asm__ volatile("lidt %0; int3" : : "m"(empty));
 }
 
-#define ARCH_RFLAGS_IF   (1ULL << 9)
+#define ARCH_RFLAGS_IF (1ULL << 9)
 
-#define ARCH_MSR_EFER        0xc0000080
-#define ARCH_MSR_APIC_BASE   0x1b
-#define ARCH_MSR_PAT         0x277
-#define ARCH_EFER_NXE        (1ULL << 11)
-#define ARCH_CR0_MP          (1ULL << 1)
-#define ARCH_CR0_EM          (1ULL << 2)
-#define ARCH_CR0_TS          (1ULL << 3)
-#define ARCH_CR0_WP          (1ULL << 16)
-#define ARCH_CR4_OSFXSR      (1ULL << 9)
-#define ARCH_CR4_OSXMMEXCPT  (1ULL << 10)
-#define ARCH_CR4_PGE         (1ULL << 7)
+#define ARCH_MSR_EFER       0xc0000080
+#define ARCH_MSR_APIC_BASE  0x1b
+#define ARCH_MSR_PAT        0x277
+#define ARCH_EFER_NXE       (1ULL << 11)
+#define ARCH_CR0_MP         (1ULL << 1)
+#define ARCH_CR0_EM         (1ULL << 2)
+#define ARCH_CR0_TS         (1ULL << 3)
+#define ARCH_CR0_WP         (1ULL << 16)
+#define ARCH_CR4_OSFXSR     (1ULL << 9)
+#define ARCH_CR4_OSXMMEXCPT (1ULL << 10)
+#define ARCH_CR4_PGE        (1ULL << 7)
 
 #endif

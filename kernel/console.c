@@ -9,9 +9,9 @@
 #include "kernel.h"
 
 static uint8_t ring[KCON_RX_RING_SIZE];
-static volatile uint32_t head;   // written by interrupt context only
-static volatile uint32_t tail;   // written by kcon_read only
-static uint64_t ring_full;       // bytes a device had to keep because the ring was full
+static volatile uint32_t head;  // written by interrupt context only
+static volatile uint32_t tail;  // written by kcon_read only
+static uint64_t ring_full;      // bytes a device had to keep because the ring was full
 static volatile int intr_char = -1;
 static void (*volatile intr_hook)(void);
 

@@ -16,8 +16,8 @@ static char brand[49];
 static bool qemu;
 
 static const char *const names[CPU_FEATURE_COUNT] = {
-    [CPU_NX] = "NX (execute disable)", [CPU_PAT] = "PAT", [CPU_APIC] = "local APIC",
-    [CPU_X2APIC] = "x2APIC", [CPU_SSE2] = "SSE2", [CPU_INVARIANT_TSC] = "invariant TSC",
+    [CPU_NX] = "NX (execute disable)", [CPU_PAT] = "PAT",   [CPU_APIC] = "local APIC",
+    [CPU_X2APIC] = "x2APIC",           [CPU_SSE2] = "SSE2", [CPU_INVARIANT_TSC] = "invariant TSC",
     [CPU_HYPERVISOR] = "hypervisor",
 };
 
@@ -106,11 +106,12 @@ void cpu_probe(void) {
     qemu = has[CPU_HYPERVISOR] && fw_cfg_says_qemu();
 
     // The kernel's floating point (the VM's doubles) and its interrupt controller.
-    static const enum cpu_feature required[] = {CPU_SSE2, CPU_APIC};
+    static const enum cpu_feature required[] = { CPU_SSE2, CPU_APIC };
     for (unsigned i = 0; i < sizeof required / sizeof required[0]; i++) {
         if (!has[required[i]]) {
             kprintf("kernel: this CPU lacks %s, which LociOS needs (CPUID reports it "
-                    "absent); it cannot run here\n", names[required[i]]);
+                    "absent); it cannot run here\n",
+                    names[required[i]]);
             kpanic("a required CPU feature is missing");
         }
     }

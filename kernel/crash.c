@@ -9,7 +9,7 @@
 // buffer on the stack until it reaches the guard page below the main stack.
 static __attribute__((noinline)) uint64_t overflow(volatile uint8_t *prev, uint64_t depth) {
     volatile uint8_t buf[256];
-    if (depth == UINT64_MAX) {   // never: the guard page stops it long before
+    if (depth == UINT64_MAX) {  // never: the guard page stops it long before
         return 0;
     }
     buf[0] = (uint8_t)depth;

@@ -6,13 +6,13 @@
 #include "config.h"
 #include "kernel.h"
 
-#define EFI_SYSTEM_TABLE_SIGNATURE   0x5453595320494249ULL   // "IBI SYST"
-#define EFI_RUNTIME_SERVICES_SIGNATURE 0x56524553544e5552ULL // "RUNTSERV"
-#define ST_RUNTIME_SERVICES  88     // EFI_SYSTEM_TABLE.RuntimeServices
-#define RT_RESET_SYSTEM      104    // EFI_RUNTIME_SERVICES.ResetSystem
+#define EFI_SYSTEM_TABLE_SIGNATURE     0x5453595320494249ULL  // "IBI SYST"
+#define EFI_RUNTIME_SERVICES_SIGNATURE 0x56524553544e5552ULL  // "RUNTSERV"
+#define ST_RUNTIME_SERVICES            88                     // EFI_SYSTEM_TABLE.RuntimeServices
+#define RT_RESET_SYSTEM                104                    // EFI_RUNTIME_SERVICES.ResetSystem
 
-typedef void (__attribute__((ms_abi)) *efi_reset_fn)(uint32_t type, uint64_t status,
-                                                     uint64_t size, void *data);
+typedef void(__attribute__((ms_abi)) * efi_reset_fn)(uint32_t type, uint64_t status, uint64_t size,
+                                                     void *data);
 
 void efi_reset_system(enum efi_reset_type type) {
     const struct bootinfo *bi = kboot_info();

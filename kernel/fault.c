@@ -7,15 +7,38 @@
 #include "kernel.h"
 
 static const char *const exception_names[32] = {
-    "#DE divide error", "#DB debug", "NMI", "#BP breakpoint", "#OF overflow",
-    "#BR bound range", "#UD invalid opcode", "#NM device not available",
-    "#DF double fault", "coprocessor segment overrun", "#TS invalid TSS",
-    "#NP segment not present", "#SS stack fault", "#GP general protection",
-    "#PF page fault", "reserved 15", "#MF x87 floating point", "#AC alignment check",
-    "#MC machine check", "#XM SIMD floating point", "#VE virtualization",
-    "#CP control protection", "reserved 22", "reserved 23", "reserved 24", "reserved 25",
-    "reserved 26", "reserved 27", "#HV hypervisor injection", "#VC VMM communication",
-    "#SX security", "reserved 31",
+    "#DE divide error",
+    "#DB debug",
+    "NMI",
+    "#BP breakpoint",
+    "#OF overflow",
+    "#BR bound range",
+    "#UD invalid opcode",
+    "#NM device not available",
+    "#DF double fault",
+    "coprocessor segment overrun",
+    "#TS invalid TSS",
+    "#NP segment not present",
+    "#SS stack fault",
+    "#GP general protection",
+    "#PF page fault",
+    "reserved 15",
+    "#MF x87 floating point",
+    "#AC alignment check",
+    "#MC machine check",
+    "#XM SIMD floating point",
+    "#VE virtualization",
+    "#CP control protection",
+    "reserved 22",
+    "reserved 23",
+    "reserved 24",
+    "reserved 25",
+    "reserved 26",
+    "reserved 27",
+    "#HV hypervisor injection",
+    "#VC VMM communication",
+    "#SX security",
+    "reserved 31",
 };
 
 static volatile int fault_depth;
@@ -80,13 +103,14 @@ static void print_stack_scan(uint64_t sp) {
 static void print_page_fault(uint64_t err, uint64_t cr2) {
     kprintf("page fault: %s %s at 0x%lx%s%s%s\n",
             err & 1 ? "protection violation on" : "not-present page on",
-            err & 16 ? "instruction fetch" : err & 2 ? "write" : "read", cr2,
-            err & 4 ? " (user)" : "", err & 8 ? " (reserved bit set)" : "",
+            err & 16  ? "instruction fetch"
+            : err & 2 ? "write"
+                      : "read",
+            cr2, err & 4 ? " (user)" : "", err & 8 ? " (reserved bit set)" : "",
             cr2 < KPAGE_SIZE ? " -- NULL pointer dereference" : "");
     const char *guard = paging_guard_name(cr2);
     if (guard) {
-        kprintf("page fault: address is the guard page below the %s: stack overflow\n",
-                guard);
+        kprintf("page fault: address is the guard page below the %s: stack overflow\n", guard);
     }
 }
 
@@ -94,8 +118,8 @@ void fault_report(struct int_frame *f) {
     arch_cli();
     int depth = __atomic_add_fetch(&fault_depth, 1, __ATOMIC_SEQ_CST);
     if (depth == 2) {
-        kprintf("\n*** fault (vector %lu) at 0x%lx while reporting a fault; stopping\n",
-                f->vector, f->rip);
+        kprintf("\n*** fault (vector %lu) at 0x%lx while reporting a fault; stopping\n", f->vector,
+                f->rip);
     }
     if (depth > 1) {
         kstop(KEXIT_FAULT);
@@ -103,11 +127,13 @@ void fault_report(struct int_frame *f) {
     uint64_t cr2 = arch_read_cr2(), cr3 = arch_read_cr3();
     kprintf("\n*** KERNEL FAULT: %s (vector %lu), error code 0x%lx\n",
             exception_names[f->vector & 31], f->vector, f->error);
-    kprintf("RIP "); print_addr(f->rip); kprintf("\n");
-    kprintf("RSP 0x%016lx  RFLAGS 0x%08lx  CS 0x%04lx  SS 0x%04lx\n",
-            f->rsp, f->rflags, f->cs, f->ss);
-    kprintf("CR2 0x%016lx  CR3 0x%016lx  CR0 0x%lx  CR4 0x%lx\n",
-            cr2, cr3, arch_read_cr0(), arch_read_cr4());
+    kprintf("RIP ");
+    print_addr(f->rip);
+    kprintf("\n");
+    kprintf("RSP 0x%016lx  RFLAGS 0x%08lx  CS 0x%04lx  SS 0x%04lx\n", f->rsp, f->rflags, f->cs,
+            f->ss);
+    kprintf("CR2 0x%016lx  CR3 0x%016lx  CR0 0x%lx  CR4 0x%lx\n", cr2, cr3, arch_read_cr0(),
+            arch_read_cr4());
     kprintf("RAX %016lx RBX %016lx RCX %016lx RDX %016lx\n", f->rax, f->rbx, f->rcx, f->rdx);
     kprintf("RSI %016lx RDI %016lx RBP %016lx R8  %016lx\n", f->rsi, f->rdi, f->rbp, f->r8);
     kprintf("R9  %016lx R10 %016lx R11 %016lx R12 %016lx\n", f->r9, f->r10, f->r11, f->r12);

@@ -9,12 +9,12 @@
 #include <stdint.h>
 
 struct frame_alloc {
-    uint64_t *managed;   // bit set: the frame belongs to the allocator
-    uint64_t *used;      // bit set: allocated, or not managed at all
-    uint64_t nframes;    // frames the bitmaps cover, numbered from 0
-    uint64_t total;      // managed frames
-    uint64_t free;       // managed frames not allocated
-    uint64_t hint;       // no free frame lies below this frame number
+    uint64_t *managed;  // bit set: the frame belongs to the allocator
+    uint64_t *used;     // bit set: allocated, or not managed at all
+    uint64_t nframes;   // frames the bitmaps cover, numbered from 0
+    uint64_t total;     // managed frames
+    uint64_t free;      // managed frames not allocated
+    uint64_t hint;      // no free frame lies below this frame number
 };
 
 // 64-bit words one bitmap needs for `nframes`; frame_alloc_init wants twice as many.

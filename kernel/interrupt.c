@@ -7,7 +7,7 @@
 #include "kernel.h"
 
 static irq_handler handlers[256];
-static volatile uint64_t delivered[256];   // device interrupts per vector
+static volatile uint64_t delivered[256];  // device interrupts per vector
 static volatile uint64_t spurious;
 
 void irq_set_handler(unsigned vector, irq_handler h) {
@@ -18,7 +18,7 @@ void isr_dispatch(struct int_frame *f) {
     unsigned v = (unsigned)f->vector;
     if (v < 32) {
         if (kfault_recover(f)) {
-            return;   // resumes at a fixup or in the port's handler; no EOI for exceptions
+            return;  // resumes at a fixup or in the port's handler; no EOI for exceptions
         }
         fault_report(f);
     }
@@ -36,7 +36,7 @@ void isr_dispatch(struct int_frame *f) {
 }
 
 void kirq_get_stats(struct kirq_stats *out) {
-    uint64_t f = arch_save_flags_cli();   // one consistent snapshot
+    uint64_t f = arch_save_flags_cli();  // one consistent snapshot
     uint64_t all = 0;
     for (unsigned v = 32; v < 256; v++) {
         all += delivered[v];

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The kernel's one public interface. port/ (the MicroPython port) includes only this
 // header; everything else in kernel/ is private to it.
-#ifndef LOCIOS_KAPI_H
-#define LOCIOS_KAPI_H
+#ifndef LOCIOS_KERNEL_KAPI_H
+#define LOCIOS_KERNEL_KAPI_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,35 +34,35 @@ uint64_t kcon_rx_ring_full(void);
 void kcon_set_interrupt_char(int c, void (*on_char)(void));
 
 // ---- Time -----------------------------------------------------------------------------
-uint64_t ktime_tsc(void);           // raw TSC
-uint64_t ktime_tsc_hz(void);        // calibrated TSC frequency
-uint64_t ktime_us(void);            // microseconds since kernel entry
-uint64_t ktime_ms(void);            // milliseconds since kernel entry
-uint64_t ktime_ticks(void);         // timer periods elapsed by the TSC, as of the last
-                                    // timer interrupt (monotonic)
-uint32_t ktime_tick_hz(void);       // LAPIC timer rate
+uint64_t ktime_tsc(void);      // raw TSC
+uint64_t ktime_tsc_hz(void);   // calibrated TSC frequency
+uint64_t ktime_us(void);       // microseconds since kernel entry
+uint64_t ktime_ms(void);       // milliseconds since kernel entry
+uint64_t ktime_ticks(void);    // timer periods elapsed by the TSC, as of the last
+                               // timer interrupt (monotonic)
+uint32_t ktime_tick_hz(void);  // LAPIC timer rate
 // Change the timer rate (KTIMER_HZ_MIN..KTIMER_HZ_MAX); false if out of range.
 bool ktime_set_tick_hz(uint32_t hz);
 // The timer interrupt calls fn after each tick (interrupt context, interrupts off: it
 // must not allocate, block or take locks). NULL removes it. One hook at a time.
 void ktime_set_tick_hook(void (*fn)(void));
-uint64_t ktime_entry_tsc(void);     // TSC read by the first instruction of the kernel
+uint64_t ktime_entry_tsc(void);  // TSC read by the first instruction of the kernel
 // ---- Interrupts ------------------------------------------------------------------------
 struct kirq_stats {
-    uint64_t timer;      // LAPIC timer interrupts actually delivered
-    uint64_t com1;       // serial receive interrupts
-    uint64_t spurious;   // LAPIC spurious vector and 8259 ghosts: counted, dropped
-    uint64_t other;      // any other device vector (none is routed today)
+    uint64_t timer;     // LAPIC timer interrupts actually delivered
+    uint64_t com1;      // serial receive interrupts
+    uint64_t spurious;  // LAPIC spurious vector and 8259 ghosts: counted, dropped
+    uint64_t other;     // any other device vector (none is routed today)
 };
 void kirq_get_stats(struct kirq_stats *out);
-void kirq_raise_spurious(void);   // take the 3 spurious vectors by `int` (for tests)
+void kirq_raise_spurious(void);  // take the 3 spurious vectors by `int` (for tests)
 // Halt the CPU until the next interrupt (timer or console).
 void kcpu_wait_for_interrupt(void);
 
 // ---- Memory ---------------------------------------------------------------------------
 struct kmem_stats {
-    uint64_t ram_bytes;         // usable + reclaimable RAM the firmware reported
-    uint64_t frames_total;      // 4 KiB frames the allocator manages
+    uint64_t ram_bytes;     // usable + reclaimable RAM the firmware reported
+    uint64_t frames_total;  // 4 KiB frames the allocator manages
     uint64_t frames_free;
     uint64_t kernel_bytes;      // loaded kernel image
     uint64_t heap_bytes;        // GC heap handed to the port (0 before kmem_take_heap)
@@ -114,7 +114,11 @@ void kfault_set_exec_handler(void (*handler)(const struct kfault *fault));
 uint64_t kfault_recovered(void);
 // Fault on purpose inside the kernel's own C (tests of the fault dump): never returns,
 // the machine stops with the register dump and backtrace.
-enum kcrash_kind { KCRASH_NULL_READ, KCRASH_INVALID_OPCODE, KCRASH_STACK_OVERFLOW };
+enum kcrash_kind {
+    KCRASH_NULL_READ,
+    KCRASH_INVALID_OPCODE,
+    KCRASH_STACK_OVERFLOW
+};
 void kcrash(enum kcrash_kind kind) __attribute__((noreturn));
 
 // ---- Boot information -----------------------------------------------------------------
@@ -127,15 +131,15 @@ struct kmachine_info {
     uint64_t kernel_virt;        // where the kernel is linked and runs
     uint64_t kernel_phys_start;  // where the loader placed it
     uint64_t kernel_phys_end;
-    const char *cpu_brand;       // CPUID brand string, "" when none
-    bool qemu;                   // QEMU detected (hypervisor bit and fw_cfg)
-    bool nx;                     // the CPU has NX: data pages are not executable
-    bool x2apic;                 // the local APIC runs in x2APIC mode
-    bool x2apic_by_loader;       // ...because boot option loader_x2apic=1 asked
+    const char *cpu_brand;  // CPUID brand string, "" when none
+    bool qemu;              // QEMU detected (hypervisor bit and fw_cfg)
+    bool nx;                // the CPU has NX: data pages are not executable
+    bool x2apic;            // the local APIC runs in x2APIC mode
+    bool x2apic_by_loader;  // ...because boot option loader_x2apic=1 asked
     bool acpi_hw_reduced;
-    const char *tsc_reference;   // "hpet", "pm-timer", "pit" or "cpuid"
-    const char *tsc_checks;      // what the other references said
-    const char *serial;          // the serial console in use, or "none"
+    const char *tsc_reference;  // "hpet", "pm-timer", "pit" or "cpuid"
+    const char *tsc_checks;     // what the other references said
+    const char *serial;         // the serial console in use, or "none"
 };
 void kmachine_get(struct kmachine_info *out);
 

@@ -51,13 +51,12 @@ void kmain(const struct bootinfo *bi) {
     cpu_probe();
     kprintf("\r\nkernel: LociOS kernel entered at 0x%lx\n", (uint64_t)(uintptr_t)kmain);
     if (!have_info || boot_copy.version != BOOTINFO_VERSION ||
-        boot_copy.size != sizeof(boot_copy) ||
-        boot_copy.region_count > BOOTINFO_MAX_REGIONS) {
+        boot_copy.size != sizeof(boot_copy) || boot_copy.region_count > BOOTINFO_MAX_REGIONS) {
         kprintf("kernel: bad bootinfo at %p (magic ok: %s, version %u, size %u, "
                 "regions %u); expected version %u, size %u. Rebuild loader and kernel "
-                "from the same tree.\n", (const void *)bi, have_info ? "yes" : "no",
-                boot_copy.version, boot_copy.size, boot_copy.region_count,
-                BOOTINFO_VERSION, (unsigned)sizeof(boot_copy));
+                "from the same tree.\n",
+                (const void *)bi, have_info ? "yes" : "no", boot_copy.version, boot_copy.size,
+                boot_copy.region_count, BOOTINFO_VERSION, (unsigned)sizeof(boot_copy));
         kstop(KEXIT_PANIC);
     }
     if (boot_copy.kernel_virt_start != (uintptr_t)__kernel_start) {
@@ -67,8 +66,7 @@ void kmain(const struct bootinfo *bi) {
     }
     kprintf("kernel: placed at phys 0x%lx-0x%lx, linked at %p; cpu %s%s\n",
             boot_copy.kernel_phys_start, boot_copy.kernel_phys_end, (void *)__kernel_start,
-            cpu_brand()[0] ? cpu_brand() : "(no brand string)",
-            cpu_is_qemu() ? " (QEMU)" : "");
+            cpu_brand()[0] ? cpu_brand() : "(no brand string)", cpu_is_qemu() ? " (QEMU)" : "");
 
     cpu_enable_sse();
     cpu_init_gdt();
@@ -101,8 +99,8 @@ void kmain(const struct bootinfo *bi) {
     ktime_calibrate();
     uint64_t mhz = ktime_tsc_hz() / 1000000;
     const char *notes = tsc_reference_notes();
-    kprintf("kernel: tsc %lu.%03lu GHz by %s%s%s%s\n", mhz / 1000, mhz % 1000,
-            tsc_reference(), notes[0] ? " (" : "", notes, notes[0] ? ")" : "");
+    kprintf("kernel: tsc %lu.%03lu GHz by %s%s%s%s\n", mhz / 1000, mhz % 1000, tsc_reference(),
+            notes[0] ? " (" : "", notes, notes[0] ? ")" : "");
 
     apic_init();
     apic_timer_start(KTIMER_HZ);
@@ -116,7 +114,8 @@ void kmain(const struct bootinfo *bi) {
     arch_sti();
     kprintf("kernel: lapic %s, timer %u Hz (input %u Hz), serial rx irq %s\n",
             apic_is_x2apic() ? (boot_copy.loader_flags & BOOTINFO_FLAG_X2APIC_SET
-                                    ? "x2APIC (set by loader_x2apic=1)" : "x2APIC")
+                                    ? "x2APIC (set by loader_x2apic=1)"
+                                    : "x2APIC")
                              : "xAPIC",
             ktime_tick_hz(), apic_timer_input_hz(),
             uart_present() && gsi != 0xffffffffu ? "routed" : "polled");

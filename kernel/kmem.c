@@ -6,8 +6,8 @@
 #include "kernel.h"
 
 static uintptr_t stack_limit, stack_top;
-static uint8_t *exec_rw;     // identity mapping of the arena frames: write here
-static uintptr_t exec_rx;    // execute here
+static uint8_t *exec_rw;   // identity mapping of the arena frames: write here
+static uintptr_t exec_rx;  // execute here
 static size_t exec_used;
 static void *heap_base;
 static size_t heap_size;
@@ -38,9 +38,9 @@ void kmem_init(const struct bootinfo *bi) {
     exec_rw = (uint8_t *)(uintptr_t)arena;
     exec_rx = KEXEC_RX_BASE;
     for (uint64_t off = 0; off < KEXEC_ARENA_SIZE; off += KPAGE_SIZE) {
-        paging_map_4k(exec_rx + off, arena + off, 0);   // present, read + execute
+        paging_map_4k(exec_rx + off, arena + off, 0);  // present, read + execute
     }
-    memset(exec_rw, 0xcc, KEXEC_ARENA_SIZE);             // int3 wherever nothing lives
+    memset(exec_rw, 0xcc, KEXEC_ARENA_SIZE);  // int3 wherever nothing lives
 }
 
 bool kexec_contains(uintptr_t addr) {
@@ -61,7 +61,7 @@ bool kstack_contains(uintptr_t addr, uintptr_t *top) {
 }
 
 void *kmem_take_heap(size_t floor, size_t ceiling, unsigned percent, size_t *size) {
-    if (heap_base) {   // a soft reboot asks again: same region
+    if (heap_base) {  // a soft reboot asks again: same region
         *size = heap_size;
         return heap_base;
     }

@@ -6,13 +6,13 @@
 #include "kernel.h"
 
 struct sink {
-    char *buf;      // NULL: the console, through `chunk`
+    char *buf;  // NULL: the console, through `chunk`
     size_t cap, len;
     char chunk[64];
     size_t used;
 };
 
-static struct sink *out;   // where put() writes; set for the length of one format call
+static struct sink *out;  // where put() writes; set for the length of one format call
 
 static void console_flush_chunk(struct sink *s) {
     if (s->used) {
@@ -108,55 +108,55 @@ static void format(struct sink *to, const char *fmt, va_list ap) {
             fmt++;
         }
         switch (*fmt) {
-        case 'd': {
-            int64_t v = longs ? va_arg(ap, int64_t) : va_arg(ap, int);
-            put_uint(v < 0 ? -(uint64_t)v : (uint64_t)v, 10, width, pad, v < 0);
-            break;
-        }
-        case 'u':
-            put_uint(longs ? va_arg(ap, uint64_t) : va_arg(ap, unsigned), 10, width, pad,
-                     false);
-            break;
-        case 'x':
-            put_uint(longs ? va_arg(ap, uint64_t) : va_arg(ap, unsigned), 16, width, pad,
-                     false);
-            break;
-        case 'p':
-            put_str("0x", 0, false);
-            put_uint((uintptr_t)va_arg(ap, void *), 16, 16, '0', false);
-            break;
-        case 's': {
-            const char *s = va_arg(ap, const char *);
-            put_str(s ? s : "(null)", width, left);
-            break;
-        }
-        case 'c':
-            uart_putc((char)va_arg(ap, int));
-            break;
-        case '%':
-            uart_putc('%');
-            break;
-        default:
-            uart_putc('%');
-            if (*fmt) {
-                uart_putc(*fmt);
-            } else {
-                out = saved;
-                return;
+            case 'd': {
+                int64_t v = longs ? va_arg(ap, int64_t) : va_arg(ap, int);
+                put_uint(v < 0 ? -(uint64_t)v : (uint64_t)v, 10, width, pad, v < 0);
+                break;
             }
+            case 'u':
+                put_uint(longs ? va_arg(ap, uint64_t) : va_arg(ap, unsigned), 10, width, pad,
+                         false);
+                break;
+            case 'x':
+                put_uint(longs ? va_arg(ap, uint64_t) : va_arg(ap, unsigned), 16, width, pad,
+                         false);
+                break;
+            case 'p':
+                put_str("0x", 0, false);
+                put_uint((uintptr_t)va_arg(ap, void *), 16, 16, '0', false);
+                break;
+            case 's': {
+                const char *s = va_arg(ap, const char *);
+                put_str(s ? s : "(null)", width, left);
+                break;
+            }
+            case 'c':
+                uart_putc((char)va_arg(ap, int));
+                break;
+            case '%':
+                uart_putc('%');
+                break;
+            default:
+                uart_putc('%');
+                if (*fmt) {
+                    uart_putc(*fmt);
+                } else {
+                    out = saved;
+                    return;
+                }
         }
     }
     out = saved;
 }
 
 void kvprintf(const char *fmt, va_list ap) {
-    struct sink console = {.buf = NULL};
+    struct sink console = { .buf = NULL };
     format(&console, fmt, ap);
     console_flush_chunk(&console);
 }
 
 size_t kvsnprintf(char *buf, size_t cap, const char *fmt, va_list ap) {
-    struct sink b = {.buf = buf, .cap = cap};
+    struct sink b = { .buf = buf, .cap = cap };
     format(&b, fmt, ap);
     if (cap) {
         buf[b.len < cap ? b.len : cap - 1] = '\0';

@@ -6,20 +6,20 @@
 
 #include <stdint.h>
 
-#define KSYMTAB_MAGIC   0x4d59534bu   // "KSYM"
+#define KSYMTAB_MAGIC   0x4d59534bu  // "KSYM"
 #define KSYMTAB_VERSION 1
 
 struct ksymtab_header {
     uint32_t magic;
     uint32_t version;
-    uint32_t count;        // entries that follow the header
-    uint32_t strtab_off;   // byte offset of the names, from the start of the header
+    uint32_t count;       // entries that follow the header
+    uint32_t strtab_off;  // byte offset of the names, from the start of the header
 };
 
 struct ksymtab_entry {
     uint64_t addr;
-    uint32_t size;         // 0 when the ELF symbol had none: covers up to the next entry
-    uint32_t name_off;     // byte offset into the names
+    uint32_t size;      // 0 when the ELF symbol had none: covers up to the next entry
+    uint32_t name_off;  // byte offset into the names
 };
 
 #endif

@@ -13,18 +13,21 @@
 #define MAX_GUARDS    16
 
 // PAT entry 5 is reprogrammed to write-combining (entry 5 = PAT bit, PWT set).
-#define PAT_WC_ENTRY    5
-#define PTE_PWT         (1ULL << 3)
-#define PTE_PAT_4K      (1ULL << 7)
-#define PTE_WC_4K       (PTE_PAT_4K | PTE_PWT)
-#define PAT_TYPE_WC     0x01ULL
+#define PAT_WC_ENTRY 5
+#define PTE_PWT      (1ULL << 3)
+#define PTE_PAT_4K   (1ULL << 7)
+#define PTE_WC_4K    (PTE_PAT_4K | PTE_PWT)
+#define PAT_TYPE_WC  0x01ULL
 
 static uint64_t *pml4;
 static bool active;
-static uint64_t pte_nx = PTE_NX;   // 0 on a CPU without NX (kernel data then executable)
+static uint64_t pte_nx = PTE_NX;  // 0 on a CPU without NX (kernel data then executable)
 static uint64_t kvirt_start, kphys_start, kphys_end;
 static uint64_t mapped_bytes;
-static struct { uintptr_t va; const char *what; } guards[MAX_GUARDS];
+static struct {
+    uintptr_t va;
+    const char *what;
+} guards[MAX_GUARDS];
 static unsigned guard_count;
 
 static uint64_t *new_table(void) {
@@ -140,12 +143,12 @@ static void identity_2m_range(uint64_t start, uint64_t end) {
 
 static uint64_t section_flags(uintptr_t va) {
     if (va >= (uintptr_t)__text_start && va < (uintptr_t)__text_end) {
-        return 0;                      // read + execute
+        return 0;  // read + execute
     }
     if (va >= (uintptr_t)__data_start && va < (uintptr_t)__bss_end) {
         return PTE_W | pte_nx;
     }
-    return pte_nx;                     // rodata, ksymtab: read only
+    return pte_nx;  // rodata, ksymtab: read only
 }
 
 uint64_t paging_nx_flag(void) {
@@ -156,7 +159,7 @@ uint64_t kvirt_to_phys(uintptr_t va) {
     if (va >= kvirt_start && va - kvirt_start < kphys_end - kphys_start) {
         return kphys_start + (va - kvirt_start);
     }
-    return va;   // everything else the kernel touches is identity mapped
+    return va;  // everything else the kernel touches is identity mapped
 }
 
 // PAT entry 5 becomes write-combining; the others keep their power-on types, so the
@@ -212,8 +215,7 @@ void paging_init(const struct bootinfo *bi) {
     for (uint64_t pa = kphys_start; pa < kphys_end; pa += KPAGE_SIZE) {
         paging_unmap_4k(pa);
     }
-    for (uintptr_t va = (uintptr_t)__kernel_start; va < (uintptr_t)__kernel_end;
-         va += KPAGE_SIZE) {
+    for (uintptr_t va = (uintptr_t)__kernel_start; va < (uintptr_t)__kernel_end; va += KPAGE_SIZE) {
         paging_map_4k(va, kvirt_to_phys(va), section_flags(va));
     }
     bool wc = pat_init();

@@ -12,13 +12,13 @@
 #define ACPI_SLP_TYP_SHIFT 10
 #define ACPI_SLP_TYP_MASK  (7u << ACPI_SLP_TYP_SHIFT)
 #define ACPI_SCI_EN        (1u << 0)
-#define HWR_SLP_EN         (1u << 5)     // sleep control register (ACPI 6, 4.8.3.7)
+#define HWR_SLP_EN         (1u << 5)  // sleep control register (ACPI 6, 4.8.3.7)
 #define HWR_SLP_TYP_SHIFT  2
 #define PCI_RESET_PORT     0xcf9
 #define KBC_STATUS_PORT    0x64
 #define KBC_CMD_RESET      0xfe
-#define WAIT_MS            500    // the emulator or chipset acts asynchronously
-#define ACPI_ENABLE_MS     3000   // how long the firmware may take to enter ACPI mode
+#define WAIT_MS            500   // the emulator or chipset acts asynchronously
+#define ACPI_ENABLE_MS     3000  // how long the firmware may take to enter ACPI mode
 
 static void __attribute__((noreturn)) halt_forever(void) {
     for (;;) {
@@ -95,7 +95,7 @@ static void acpi_s5(const char **why) {
 void kstop(uint32_t exit_code) {
     arch_cli();
     if (cpu_is_qemu()) {
-        arch_out32(KDEBUG_EXIT_PORT, exit_code);   // with isa-debug-exit: QEMU is gone
+        arch_out32(KDEBUG_EXIT_PORT, exit_code);  // with isa-debug-exit: QEMU is gone
     }
     kprintf("kernel: stopped; the message above says why. Switch the machine off or "
             "reset it.\n");
@@ -107,7 +107,8 @@ void kpower_off(void) {
     const char *why = "";
     acpi_s5(&why);
     kprintf("kernel: ACPI S5 power-off did not take effect (%s); trying UEFI "
-            "ResetSystem\n", why);
+            "ResetSystem\n",
+            why);
     efi_reset_system(EFI_RESET_SHUTDOWN);
     kprintf("kernel: UEFI ResetSystem did not power off either; halted. Use the power "
             "button.\n");
@@ -118,11 +119,11 @@ void kpower_reset(void) {
     arch_cli();
     const struct acpi_info *a = acpi_get();
     if (a->have_reset) {
-        struct acpi_gas g = {a->reset_space, 8, a->reset_addr};
+        struct acpi_gas g = { a->reset_space, 8, a->reset_addr };
         gas_write8(&g, a->reset_value);
         wait_ms(WAIT_MS);
     }
-    arch_out8(PCI_RESET_PORT, 0x02);   // select hard reset, then trigger it
+    arch_out8(PCI_RESET_PORT, 0x02);  // select hard reset, then trigger it
     arch_out8(PCI_RESET_PORT, 0x06);
     wait_ms(WAIT_MS);
     for (int i = 0; i < 100000 && (arch_in8(KBC_STATUS_PORT) & 0x02); i++) {

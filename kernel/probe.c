@@ -53,7 +53,7 @@ bool kfault_recover(struct int_frame *f) {
             return true;
         }
     }
-    if (exec_handler && kexec_contains(f->rip) && kstack_contains(f->rsp, &(uintptr_t){0})) {
+    if (exec_handler && kexec_contains(f->rip) && kstack_contains(f->rsp, &(uintptr_t){ 0 })) {
         // Resume in the handler as if the faulting instruction had called it: same
         // stack, below the interrupted frame, 16-byte aligned before the "call".
         record(&exec_fault, f);
@@ -70,7 +70,7 @@ static bool fill_fault(bool ok, uintptr_t addr, struct kfault *fault) {
     if (!ok && fault) {
         *fault = last_probe_fault;
         if (fault->vector != 14) {
-            fault->addr = addr;   // #GP (non-canonical address) has no CR2
+            fault->addr = addr;  // #GP (non-canonical address) has no CR2
         }
     }
     return ok;
@@ -79,11 +79,20 @@ static bool fill_fault(bool ok, uintptr_t addr, struct kfault *fault) {
 bool kmem_read_checked(uintptr_t addr, unsigned width, uint64_t *value, struct kfault *fault) {
     int ok;
     switch (width) {
-        case 1: ok = kprobe_read8(addr, value); break;
-        case 2: ok = kprobe_read16(addr, value); break;
-        case 4: ok = kprobe_read32(addr, value); break;
-        case 8: ok = kprobe_read64(addr, value); break;
-        default: return false;
+        case 1:
+            ok = kprobe_read8(addr, value);
+            break;
+        case 2:
+            ok = kprobe_read16(addr, value);
+            break;
+        case 4:
+            ok = kprobe_read32(addr, value);
+            break;
+        case 8:
+            ok = kprobe_read64(addr, value);
+            break;
+        default:
+            return false;
     }
     return fill_fault(ok, addr, fault);
 }
@@ -91,11 +100,20 @@ bool kmem_read_checked(uintptr_t addr, unsigned width, uint64_t *value, struct k
 bool kmem_write_checked(uintptr_t addr, unsigned width, uint64_t value, struct kfault *fault) {
     int ok;
     switch (width) {
-        case 1: ok = kprobe_write8(addr, value); break;
-        case 2: ok = kprobe_write16(addr, value); break;
-        case 4: ok = kprobe_write32(addr, value); break;
-        case 8: ok = kprobe_write64(addr, value); break;
-        default: return false;
+        case 1:
+            ok = kprobe_write8(addr, value);
+            break;
+        case 2:
+            ok = kprobe_write16(addr, value);
+            break;
+        case 4:
+            ok = kprobe_write32(addr, value);
+            break;
+        case 8:
+            ok = kprobe_write64(addr, value);
+            break;
+        default:
+            return false;
     }
     return fill_fault(ok, addr, fault);
 }

@@ -7,7 +7,7 @@
 
 uint64_t kentry_tsc;
 static uint64_t tsc_hz;
-static uint64_t us_mult, ms_mult;   // 32.32 fixed point: units per TSC cycle
+static uint64_t us_mult, ms_mult;  // 32.32 fixed point: units per TSC cycle
 // Ticks are derived from the TSC, not counted one per interrupt: QEMU under TCG
 // delivers periodic LAPIC interrupts late and coalesces them when the host is busy (a
 // 2-minute soak counted 13 % fewer interrupts than TSC time), and real hardware can
@@ -15,7 +15,7 @@ static uint64_t us_mult, ms_mult;   // 32.32 fixed point: units per TSC cycle
 // periods elapsed since `tick_base_tsc`; it never goes backwards. Interrupts actually
 // delivered are counted in interrupt.c (kirq_delivered).
 static volatile uint64_t ticks;
-static uint64_t tick_base;         // ticks at tick_base_tsc (the last rate change)
+static uint64_t tick_base;  // ticks at tick_base_tsc (the last rate change)
 static uint64_t tick_base_tsc;
 static uint64_t tsc_per_tick;
 static uint32_t tick_hz;
@@ -55,7 +55,7 @@ void ktime_timer_started(uint32_t hz) {
     uint64_t f = arch_save_flags_cli();
     uint64_t now = arch_rdtsc();
     if (tsc_per_tick) {
-        advance_ticks(now);   // close the old rate's account before switching
+        advance_ticks(now);  // close the old rate's account before switching
     }
     tick_base = ticks;
     tick_base_tsc = now;
@@ -79,13 +79,27 @@ static uint64_t scale(uint64_t cycles, uint64_t mult) {
     return (uint64_t)(((unsigned __int128)cycles * mult) >> 32);
 }
 
-uint64_t ktime_tsc(void) { return arch_rdtsc(); }
-uint64_t ktime_tsc_hz(void) { return tsc_hz; }
-uint64_t ktime_entry_tsc(void) { return kentry_tsc; }
-uint64_t ktime_us(void) { return scale(arch_rdtsc() - kentry_tsc, us_mult); }
-uint64_t ktime_ms(void) { return scale(arch_rdtsc() - kentry_tsc, ms_mult); }
-uint64_t ktime_ticks(void) { return ticks; }
-uint32_t ktime_tick_hz(void) { return tick_hz; }
+uint64_t ktime_tsc(void) {
+    return arch_rdtsc();
+}
+uint64_t ktime_tsc_hz(void) {
+    return tsc_hz;
+}
+uint64_t ktime_entry_tsc(void) {
+    return kentry_tsc;
+}
+uint64_t ktime_us(void) {
+    return scale(arch_rdtsc() - kentry_tsc, us_mult);
+}
+uint64_t ktime_ms(void) {
+    return scale(arch_rdtsc() - kentry_tsc, ms_mult);
+}
+uint64_t ktime_ticks(void) {
+    return ticks;
+}
+uint32_t ktime_tick_hz(void) {
+    return tick_hz;
+}
 
 // Sleep until an interrupt, unless console input is already waiting. Interrupts are
 // off while checking; `sti; hlt` opens them only for the halt (sti takes effect after

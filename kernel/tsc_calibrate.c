@@ -8,29 +8,29 @@
 #include "config.h"
 #include "kernel.h"
 
-#define PIT_HZ          1193182ULL
-#define PIT_CH2_DATA    0x42
-#define PIT_CMD         0x43
-#define PIT_CH2_MODE0   0xb0      // channel 2, lobyte/hibyte, mode 0, binary
-#define PORT_B          0x61
-#define PORT_B_GATE2    0x01
-#define PORT_B_SPEAKER  0x02
-#define PORT_B_OUT2     0x20
-#define PM_TIMER_HZ     3579545ULL
-#define HPET_CAP        0x000
-#define HPET_CONFIG     0x010
-#define HPET_COUNTER    0x0f0
-#define HPET_ENABLE     1ULL
-#define HPET_MAX_FS     100000000ULL   // the spec's slowest tick: 100 ns
-#define CALIBRATE_RUNS  3              // the reference: median of three windows
-#define POLL_LIMIT      100000000u     // reads before a clock that never moves is given up
-#define AGREE_PPM       20000          // a cross-check further off than 2 % is reported
+#define PIT_HZ         1193182ULL
+#define PIT_CH2_DATA   0x42
+#define PIT_CMD        0x43
+#define PIT_CH2_MODE0  0xb0  // channel 2, lobyte/hibyte, mode 0, binary
+#define PORT_B         0x61
+#define PORT_B_GATE2   0x01
+#define PORT_B_SPEAKER 0x02
+#define PORT_B_OUT2    0x20
+#define PM_TIMER_HZ    3579545ULL
+#define HPET_CAP       0x000
+#define HPET_CONFIG    0x010
+#define HPET_COUNTER   0x0f0
+#define HPET_ENABLE    1ULL
+#define HPET_MAX_FS    100000000ULL  // the spec's slowest tick: 100 ns
+#define CALIBRATE_RUNS 3             // the reference: median of three windows
+#define POLL_LIMIT     100000000u    // reads before a clock that never moves is given up
+#define AGREE_PPM      20000         // a cross-check further off than 2 % is reported
 
 struct tsc_ref {
     const char *name;
     // TSC cycles over KTSC_CALIBRATE_MS of this clock, 0 when it did not run.
     uint64_t (*window)(void);
-    const char *why_not;     // set by window() when it returns 0
+    const char *why_not;  // set by window() when it returns 0
 };
 
 static const char *ref_name = "none";
@@ -47,7 +47,7 @@ static uint64_t pit_window(void) {
     arch_out8(PIT_CMD, PIT_CH2_MODE0);
     arch_out8(PIT_CH2_DATA, count & 0xff);
     arch_out8(PIT_CH2_DATA, count >> 8);
-    arch_out8(PORT_B, b | PORT_B_GATE2);       // gate high: counting starts
+    arch_out8(PORT_B, b | PORT_B_GATE2);  // gate high: counting starts
     uint64_t t0 = arch_rdtsc();
     for (uint32_t i = 0; i < POLL_LIMIT; i++) {
         if (arch_in8(PORT_B) & PORT_B_OUT2) {
@@ -176,11 +176,11 @@ static void note(size_t *n, const char *fmt, ...) {
 
 uint64_t tsc_calibrate(void) {
     struct tsc_ref refs[] = {
-        {"hpet", hpet_window, NULL},
-        {"pm-timer", pm_window, NULL},
-        {"pit", pit_window, NULL},
+        { "hpet", hpet_window, NULL },
+        { "pm-timer", pm_window, NULL },
+        { "pit", pit_window, NULL },
     };
-    const char **why[] = {&hpet_why, &pm_why, &pit_why};
+    const char **why[] = { &hpet_why, &pm_why, &pit_why };
     const unsigned n_refs = sizeof refs / sizeof refs[0];
     uint64_t hz = 0;
     size_t n = 0;
@@ -202,11 +202,11 @@ uint64_t tsc_calibrate(void) {
         if (ppm <= AGREE_PPM) {
             note(&n, "%s%s agrees", n ? ", " : "", refs[i].name);
         } else {
-            note(&n, "%s%s differs by %lu.%lu %%", n ? ", " : "", refs[i].name,
-                 ppm / 10000, ppm / 1000 % 10);
+            note(&n, "%s%s differs by %lu.%lu %%", n ? ", " : "", refs[i].name, ppm / 10000,
+                 ppm / 1000 % 10);
             if (!cpu_has(CPU_HYPERVISOR)) {
-                kprintf("kernel: warning: the TSC runs at %lu Hz by %s but %lu Hz by %s\n",
-                        hz, ref_name, h, refs[i].name);
+                kprintf("kernel: warning: the TSC runs at %lu Hz by %s but %lu Hz by %s\n", hz,
+                        ref_name, h, refs[i].name);
             }
         }
     }

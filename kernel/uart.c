@@ -8,26 +8,33 @@
 #include "kernel.h"
 
 enum {
-    UART_DATA = 0, UART_IER = 1, UART_FCR = 2, UART_IIR = 2, UART_LCR = 3, UART_MCR = 4,
+    UART_DATA = 0,
+    UART_IER = 1,
+    UART_FCR = 2,
+    UART_IIR = 2,
+    UART_LCR = 3,
+    UART_MCR = 4,
     UART_LSR = 5,
 };
-#define LSR_DATA_READY  0x01
-#define LSR_OVERRUN     0x02
-#define LSR_THR_EMPTY   0x20
-#define LCR_DLAB        0x80
-#define LCR_8N1         0x03
-#define FCR_ENABLE_CLEAR_14 0xc7     // enable FIFOs, clear both, RX trigger at 14 bytes
-#define MCR_DTR_RTS_OUT2 0x0b        // OUT2 gates the IRQ line on PC UARTs
-#define IER_RX_AVAILABLE 0x01
-enum { UART_SCRATCH = 7 };
-#define SCRATCH_PROBE   0x5a
-#define UART_CLOCK_DIV_115200 1      // divisors from the PC's 1.8432 MHz UART clock
+#define LSR_DATA_READY      0x01
+#define LSR_OVERRUN         0x02
+#define LSR_THR_EMPTY       0x20
+#define LCR_DLAB            0x80
+#define LCR_8N1             0x03
+#define FCR_ENABLE_CLEAR_14 0xc7  // enable FIFOs, clear both, RX trigger at 14 bytes
+#define MCR_DTR_RTS_OUT2    0x0b  // OUT2 gates the IRQ line on PC UARTs
+#define IER_RX_AVAILABLE    0x01
+enum {
+    UART_SCRATCH = 7
+};
+#define SCRATCH_PROBE         0x5a
+#define UART_CLOCK_DIV_115200 1  // divisors from the PC's 1.8432 MHz UART clock
 
-static uint64_t rx_overruns;   // bytes the UART itself lost (LSR overrun error)
-static uint64_t rx_bytes;      // bytes handed to the console mux
+static uint64_t rx_overruns;  // bytes the UART itself lost (LSR overrun error)
+static uint64_t rx_bytes;     // bytes handed to the console mux
 static bool present;
-static uint16_t io_base = KCON_COM1_PORT;   // I/O port UART
-static volatile uint8_t *mmio_base;         // or memory-mapped, registers `stride` apart
+static uint16_t io_base = KCON_COM1_PORT;  // I/O port UART
+static volatile uint8_t *mmio_base;        // or memory-mapped, registers `stride` apart
 static unsigned mmio_stride = 1;
 static bool mmio_32bit;
 static char where[48] = "none";
@@ -74,7 +81,7 @@ static void program(uint16_t divisor) {
     com_out(UART_FCR, FCR_ENABLE_CLEAR_14);
     com_out(UART_MCR, MCR_DTR_RTS_OUT2);
     while (com_in(UART_LSR) & LSR_DATA_READY) {
-        (void)com_in(UART_DATA);   // whatever the firmware left behind
+        (void)com_in(UART_DATA);  // whatever the firmware left behind
     }
 }
 
@@ -110,19 +117,21 @@ bool uart_use_spcr(const struct acpi_info *a) {
     }
     if (!probe()) {
         kprintf("kernel: SPCR names a UART at %s 0x%lx that does not answer; keeping %s\n",
-                a->spcr_uart.space == ACPI_SPACE_IO ? "port" : "address",
-                a->spcr_uart.addr, where);
+                a->spcr_uart.space == ACPI_SPACE_IO ? "port" : "address", a->spcr_uart.addr, where);
         present = saved_present;
         io_base = saved_io;
         mmio_base = saved_mmio;
         return false;
     }
-    uint16_t divisor = a->spcr_baud == 7 ? 1 : a->spcr_baud == 6 ? 2 : a->spcr_baud == 4 ? 6
-                     : a->spcr_baud == 3 ? 12 : 0;
+    uint16_t divisor = a->spcr_baud == 7   ? 1
+                       : a->spcr_baud == 6 ? 2
+                       : a->spcr_baud == 4 ? 6
+                       : a->spcr_baud == 3 ? 12
+                                           : 0;
     present = true;
     program(divisor);
     ksnprintf(where, sizeof where, "SPCR UART (%s 0x%lx)",
-                 a->spcr_uart.space == ACPI_SPACE_IO ? "port" : "mmio", a->spcr_uart.addr);
+              a->spcr_uart.space == ACPI_SPACE_IO ? "port" : "mmio", a->spcr_uart.addr);
     return true;
 }
 
@@ -178,4 +187,4 @@ static void uart_write(const char *s, size_t len) {
     }
 }
 
-const struct kcon_output uart_console = {"serial", uart_write, NULL};
+const struct kcon_output uart_console = { "serial", uart_write, NULL };

@@ -17,9 +17,9 @@ struct option_spec {
 };
 
 static const struct option_spec specs[] = {
-    {"heap_percent", 1, 95},
-    {"heap_floor_mib", 1, 1u << 20},
-    {"heap_ceiling_mib", 1, 1u << 20},
+    { "heap_percent", 1, 95 },
+    { "heap_floor_mib", 1, 1u << 20 },
+    { "heap_ceiling_mib", 1, 1u << 20 },
 };
 #define NSPECS (sizeof specs / sizeof specs[0])
 
@@ -40,8 +40,8 @@ static bool parse_ulong(const char *s, const char *end, unsigned long *out) {
 }
 
 // Visits every word "key=value"; calls back with the spec index (or -1 if unknown).
-static void each_word(void (*fn)(int spec, const char *w, size_t wlen, const char *eq,
-    void *ctx), void *ctx) {
+static void each_word(void (*fn)(int spec, const char *w, size_t wlen, const char *eq, void *ctx),
+                      void *ctx) {
     const char *p = kboot_info()->options;
     while (*p) {
         const char *w = p;
@@ -72,9 +72,9 @@ struct lookup {
 static void find_value(int spec, const char *w, size_t wlen, const char *eq, void *ctx) {
     struct lookup *l = ctx;
     unsigned long v;
-    if (spec == l->want && parse_ulong(eq + 1, w + wlen, &v) && v >= specs[spec].min
-        && v <= specs[spec].max) {
-        l->value = v;   // the last valid word wins, as on most command lines
+    if (spec == l->want && parse_ulong(eq + 1, w + wlen, &v) && v >= specs[spec].min &&
+        v <= specs[spec].max) {
+        l->value = v;  // the last valid word wins, as on most command lines
         l->found = true;
     }
 }
@@ -87,23 +87,23 @@ static void report(int spec, const char *w, size_t wlen, const char *eq, void *c
     (void)ctx;
     unsigned long v;
     if (wlen >= 7 && !memcmp(w, "loader_", 7)) {
-        return;   // read by BOOTX64.EFI (boot/PROTOCOL.md)
+        return;  // read by BOOTX64.EFI (boot/PROTOCOL.md)
     }
     if (word_is(w, wlen, "at_prompt=poweroff")) {
         return;
     }
     if (spec < 0) {
         printf("LociOS: boot option '%.*s' is not known; ignored (known: heap_percent, "
-            "heap_floor_mib, heap_ceiling_mib, at_prompt=poweroff)\n", (int)wlen, w);
-    } else if (!parse_ulong(eq + 1, w + wlen, &v) || v < specs[spec].min
-               || v > specs[spec].max) {
+               "heap_floor_mib, heap_ceiling_mib, at_prompt=poweroff)\n",
+               (int)wlen, w);
+    } else if (!parse_ulong(eq + 1, w + wlen, &v) || v < specs[spec].min || v > specs[spec].max) {
         printf("LociOS: boot option '%.*s' ignored: %s takes a whole number from %lu to %lu\n",
-            (int)wlen, w, specs[spec].key, specs[spec].min, specs[spec].max);
+               (int)wlen, w, specs[spec].key, specs[spec].min, specs[spec].max);
     }
 }
 
 static unsigned long option_or(int spec, unsigned long fallback) {
-    struct lookup l = {spec, 0, false};
+    struct lookup l = { spec, 0, false };
     each_word(find_value, &l);
     return l.found ? l.value : fallback;
 }
@@ -115,7 +115,7 @@ void port_heap_params(unsigned *percent, size_t *floor, size_t *ceiling) {
     *ceiling = (size_t)option_or(2, LOCIOS_HEAP_CEILING >> 20) << 20;
     if (*ceiling < *floor) {
         printf("LociOS: heap ceiling %lu MiB is below the floor %lu MiB; using the floor\n",
-            (unsigned long)(*ceiling >> 20), (unsigned long)(*floor >> 20));
+               (unsigned long)(*ceiling >> 20), (unsigned long)(*floor >> 20));
         *ceiling = *floor;
     }
 }

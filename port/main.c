@@ -43,8 +43,7 @@ const char lociOS_help_text[] =
     "help(module) lists a module's contents; help('modules') lists the modules.\n";
 
 // The shipped image has no test modules; the test image links port/test_modules.c.
-__attribute__((weak)) void port_test_modules_init(void) {
-}
+__attribute__((weak)) void port_test_modules_init(void) {}
 
 uint64_t port_boot_cycles(void) {
     return boot_cycles;
@@ -63,13 +62,13 @@ static void take_heap(void) {
         struct kmem_stats st;
         kmem_get_stats(&st);
         printf("\nLociOS: not enough memory for the MicroPython heap.\n"
-            "  needed: at least %u MiB free for the heap (%u%% of free RAM is used,\n"
-            "          floor %u MiB), plus the kernel\n"
-            "  found:  %u MiB free of %u MiB RAM\n"
-            "  fix:    give the machine more RAM (e.g. QEMU -m 256M), or lower\n"
-            "          heap_floor_mib in \\LOCIOS\\OPTIONS.TXT\n",
-            (unsigned)(floor / MIB), percent, (unsigned)(floor / MIB),
-            (unsigned)(st.frames_free * 4096 / MIB), (unsigned)(st.ram_bytes / MIB));
+               "  needed: at least %u MiB free for the heap (%u%% of free RAM is used,\n"
+               "          floor %u MiB), plus the kernel\n"
+               "  found:  %u MiB free of %u MiB RAM\n"
+               "  fix:    give the machine more RAM (e.g. QEMU -m 256M), or lower\n"
+               "          heap_floor_mib in \\LOCIOS\\OPTIONS.TXT\n",
+               (unsigned)(floor / MIB), percent, (unsigned)(floor / MIB),
+               (unsigned)(st.frames_free * 4096 / MIB), (unsigned)(st.ram_bytes / MIB));
         kpower_off();
     }
 }
@@ -80,10 +79,10 @@ static void print_banner(void) {
     uint64_t hz = ktime_tsc_hz();
     uint64_t us = boot_cycles * 1000000u / hz;
     printf("LociOS " LOCIOS_VERSION_STRING " \xe2\x80\x94 MicroPython " MICROPY_VERSION_STRING
-        " on x86_64 (ring 0)\n");
+           " on x86_64 (ring 0)\n");
     printf("RAM %u MiB, heap %u MiB, boot %lu cycles (%lu.%03lu ms) from kernel entry\n",
-        (unsigned)(st.ram_bytes / MIB), (unsigned)(heap.size / MIB),
-        (unsigned long)boot_cycles, (unsigned long)(us / 1000), (unsigned long)(us % 1000));
+           (unsigned)(st.ram_bytes / MIB), (unsigned)(heap.size / MIB), (unsigned long)boot_cycles,
+           (unsigned long)(us / 1000), (unsigned long)(us % 1000));
 }
 
 // One VM lifetime: from a fresh heap to a soft reset.

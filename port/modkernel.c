@@ -187,18 +187,22 @@ static mp_obj_t kernel_machine(void) {
     dict_put(d, MP_QSTR_kernel_virt, m.kernel_virt);
     dict_put(d, MP_QSTR_kernel_phys, m.kernel_phys_start);
     dict_put(d, MP_QSTR_kernel_bytes, m.kernel_phys_end - m.kernel_phys_start);
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_cpu), mp_obj_new_str(m.cpu_brand, strlen(m.cpu_brand)));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_cpu),
+                      mp_obj_new_str(m.cpu_brand, strlen(m.cpu_brand)));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_qemu), mp_obj_new_bool(m.qemu));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_nx), mp_obj_new_bool(m.nx));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_lapic),
                       MP_OBJ_NEW_QSTR(m.x2apic ? MP_QSTR_x2apic : MP_QSTR_xapic));
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_x2apic_by_loader), mp_obj_new_bool(m.x2apic_by_loader));
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_acpi_hw_reduced), mp_obj_new_bool(m.acpi_hw_reduced));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_x2apic_by_loader),
+                      mp_obj_new_bool(m.x2apic_by_loader));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_acpi_hw_reduced),
+                      mp_obj_new_bool(m.acpi_hw_reduced));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_tsc_reference),
                       mp_obj_new_str(m.tsc_reference, strlen(m.tsc_reference)));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_tsc_checks),
                       mp_obj_new_str(m.tsc_checks, strlen(m.tsc_checks)));
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_serial), mp_obj_new_str(m.serial, strlen(m.serial)));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_serial),
+                      mp_obj_new_str(m.serial, strlen(m.serial)));
     return d;
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_machine_obj, kernel_machine);
@@ -259,7 +263,8 @@ static mp_obj_t kernel_capture(mp_obj_t on) {
     const char *buf;
     size_t len, lost;
     port_capture_stop(&buf, &len, &lost);
-    mp_obj_t items[2] = { mp_obj_new_bytes((const byte *)buf, len), mp_obj_new_int_from_uint(lost) };
+    mp_obj_t items[2] = { mp_obj_new_bytes((const byte *)buf, len),
+                          mp_obj_new_int_from_uint(lost) };
     return mp_obj_new_tuple(2, items);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(kernel_capture_obj, kernel_capture);

@@ -23,7 +23,7 @@ static MP_DEFINE_CONST_FUN_OBJ_0(machine_tsc_freq_obj, machine_tsc_freq);
 // port8[p], port16[p], port32[p]: read with `x = port8[p]`, write with `port8[p] = x`.
 typedef struct _machine_port_obj_t {
     mp_obj_base_t base;
-    unsigned width; // bytes: 1, 2 or 4
+    unsigned width;  // bytes: 1, 2 or 4
 } machine_port_obj_t;
 
 #define MACHINE_PORT_MAX (0xffff)
@@ -38,7 +38,7 @@ static uint16_t machine_port_number(mp_obj_t index) {
     mp_int_t port = mp_obj_get_int(index);
     if (port < 0 || port > MACHINE_PORT_MAX) {
         mp_raise_msg_varg(&mp_type_ValueError,
-            MP_ERROR_TEXT("I/O port %d out of range: expected 0..0xffff"), (int)port);
+                          MP_ERROR_TEXT("I/O port %d out of range: expected 0..0xffff"), (int)port);
     }
     return (uint16_t)port;
 }
@@ -46,7 +46,7 @@ static uint16_t machine_port_number(mp_obj_t index) {
 static mp_obj_t machine_port_subscr(mp_obj_t self_in, mp_obj_t index, mp_obj_t value) {
     machine_port_obj_t *self = MP_OBJ_TO_PTR(self_in);
     if (value == MP_OBJ_NULL) {
-        return MP_OBJ_NULL; // del port8[p] is not supported
+        return MP_OBJ_NULL;  // del port8[p] is not supported
     }
     uint16_t port = machine_port_number(index);
     if (value == MP_OBJ_SENTINEL) {
@@ -74,14 +74,9 @@ static mp_obj_t machine_port_subscr(mp_obj_t self_in, mp_obj_t index, mp_obj_t v
     return mp_const_none;
 }
 
-static MP_DEFINE_CONST_OBJ_TYPE(
-    machine_port_type,
-    MP_QSTR_port,
-    MP_TYPE_FLAG_NONE,
-    print, machine_port_print,
-    subscr, machine_port_subscr
-    );
+static MP_DEFINE_CONST_OBJ_TYPE(machine_port_type, MP_QSTR_port, MP_TYPE_FLAG_NONE, print,
+                                machine_port_print, subscr, machine_port_subscr);
 
-static const machine_port_obj_t machine_port8_obj = {{&machine_port_type}, 1};
-static const machine_port_obj_t machine_port16_obj = {{&machine_port_type}, 2};
-static const machine_port_obj_t machine_port32_obj = {{&machine_port_type}, 4};
+static const machine_port_obj_t machine_port8_obj = { { &machine_port_type }, 1 };
+static const machine_port_obj_t machine_port16_obj = { { &machine_port_type }, 2 };
+static const machine_port_obj_t machine_port32_obj = { { &machine_port_type }, 4 };

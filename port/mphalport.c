@@ -29,8 +29,8 @@ void mp_hal_idle_reset(void) {
 // (Python code running input() has it on) and nothing drives a protocol over the line
 // (the raw REPL does). Never while fn itself runs.
 static bool idle_wanted(void) {
-    return MP_STATE_PORT(idle_fn) != MP_OBJ_NULL && !idle_running && mp_interrupt_char < 0
-           && pyexec_mode_kind == PYEXEC_MODE_FRIENDLY_REPL;
+    return MP_STATE_PORT(idle_fn) != MP_OBJ_NULL && !idle_running && mp_interrupt_char < 0 &&
+           pyexec_mode_kind == PYEXEC_MODE_FRIENDLY_REPL;
 }
 
 // One call of fn. An exception that escapes it is printed once and unregisters fn, so a
@@ -97,7 +97,7 @@ int mp_hal_stdin_rx_chr(void) {
         if (c >= 0) {
             return c;
         }
-        kcon_flush();   // what is on its way to a screen shows before we wait
+        kcon_flush();  // what is on its way to a screen shows before we wait
         if (idle_wanted()) {
             idle_call();
             mp_event_handle_nowait();
@@ -201,9 +201,9 @@ static void raise_arena_full(size_t len) {
     struct kmem_stats st;
     kmem_get_stats(&st);
     mp_raise_msg_varg(&mp_type_MemoryError,
-        MP_ERROR_TEXT("executable arena full: %u of %u bytes used, %u more needed; "
-            "soft reset (Ctrl-D) frees it"),
-        (unsigned)st.exec_bytes_used, (unsigned)st.exec_bytes_total, (unsigned)len);
+                      MP_ERROR_TEXT("executable arena full: %u of %u bytes used, %u more needed; "
+                                    "soft reset (Ctrl-D) frees it"),
+                      (unsigned)st.exec_bytes_used, (unsigned)st.exec_bytes_total, (unsigned)len);
 }
 
 // MP_PLAT_COMMIT_EXEC: the emitter assembled `len` bytes in `buf` on the GC heap (or

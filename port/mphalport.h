@@ -16,5 +16,4 @@
 // ticks_cpu() is the raw TSC (time.ticks_cpu masks it to the ticks period).
 #define mp_hal_ticks_cpu() ((mp_uint_t)ktime_tsc())
 
-
 #endif

@@ -21,8 +21,7 @@ bool port_poweroff_at_prompt(void);
 
 // memfault.c: machine.mem8/16/32/64 (fault-checked) and native-code faults as OSError.
 struct _port_mem_obj_t;
-extern const struct _port_mem_obj_t port_mem8_obj, port_mem16_obj, port_mem32_obj,
-    port_mem64_obj;
+extern const struct _port_mem_obj_t port_mem8_obj, port_mem16_obj, port_mem32_obj, port_mem64_obj;
 void port_memfault_init(void);
 
 // mphalport.c: console output capture for kernel.capture (the optimiser's equivalence

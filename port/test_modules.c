@@ -14,7 +14,8 @@ extern const mp_obj_module_t mp_module_fieldbench;
 
 static void add(qstr name, const mp_obj_module_t *module) {
     mp_map_lookup(&MP_STATE_VM(mp_loaded_modules_dict).map, MP_OBJ_NEW_QSTR(name),
-        MP_MAP_LOOKUP_ADD_IF_NOT_FOUND)->value = MP_OBJ_FROM_PTR(module);
+                  MP_MAP_LOOKUP_ADD_IF_NOT_FOUND)
+        ->value = MP_OBJ_FROM_PTR(module);
 }
 
 void port_test_modules_init(void) {

@@ -17,14 +17,15 @@
 // Also named to MicroPython, but declared elsewhere: the functions native code calls
 // (mp_native_poll, mp_native_load_global, ...: the patched py/nativeglue.h, defined in
 // vm/opt/mod/rw_native_glue.c and rw_sites.c).
-#ifndef LOCIOS_VM_HOOKS_H
-#define LOCIOS_VM_HOOKS_H
+#ifndef LOCIOS_VM_VM_HOOKS_H
+#define LOCIOS_VM_VM_HOOKS_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #if !defined(LOCIOS_BUDGET_HOOKS) || !defined(LOCIOS_PROF) || !defined(LOCIOS_VM_IMAGE)
-#error "vm_hooks.h: define LOCIOS_BUDGET_HOOKS, LOCIOS_PROF and LOCIOS_VM_IMAGE first (see port/mpconfigport.h)"
+#error \
+    "vm_hooks.h: define LOCIOS_BUDGET_HOOKS, LOCIOS_PROF and LOCIOS_VM_IMAGE first (see port/mpconfigport.h)"
 #endif
 
 struct _mp_code_state_t;
@@ -39,9 +40,15 @@ void budget_on_entry(void);
 void budget_on_branch(void);
 int budget_on_alloc(size_t n_bytes);
 // Each entry/resume of mp_execute_bytecode.
-#define MICROPY_VM_HOOK_INIT     if (__builtin_expect(budget_armed, 0)) { budget_on_entry(); }
+#define MICROPY_VM_HOOK_INIT                 \
+    if (__builtin_expect(budget_armed, 0)) { \
+        budget_on_entry();                   \
+    }
 // After jump-class opcodes, right before the VM's pending/vm_abort check.
-#define MICROPY_VM_HOOK_LOOP     if (__builtin_expect(budget_armed, 0)) { budget_on_branch(); }
+#define MICROPY_VM_HOOK_LOOP                 \
+    if (__builtin_expect(budget_armed, 0)) { \
+        budget_on_branch();                  \
+    }
 // Called by the GC (vm/patches/0001) with the bytes a request adds; non-zero refuses it.
 #define MICROPY_GC_ALLOC_HOOK(n_bytes) \
     (__builtin_expect(budget_armed, 0) ? budget_on_alloc(n_bytes) : 0)
@@ -56,7 +63,9 @@ int budget_on_alloc(size_t n_bytes);
 #include "profile/prof_vm.h"
 #endif
 #if LOCIOS_PROF
-#define LOCIOS_PROF_FRAME_ENTER prof_frame_t prof_frame_; prof_enter(&prof_frame_, code_state);
+#define LOCIOS_PROF_FRAME_ENTER \
+    prof_frame_t prof_frame_;   \
+    prof_enter(&prof_frame_, code_state);
 #define MICROPY_VM_HOOK_FRAME_LEAVE(finished) \
     prof_leave(&prof_frame_, MP_STATE_VM(prof_table), code_state->fun_bc->bytecode, (finished));
 #define MICROPY_NLR_JUMP_ABORT_HOOK prof_abort_unwind(MP_STATE_VM(nlr_abort));
@@ -74,16 +83,24 @@ int budget_on_alloc(size_t n_bytes);
 // rw_frame_enter (RW_ENTER_* in rw_aggr.h).
 extern uint8_t rw_enter_flags;
 void rw_frame_enter(struct _mp_code_state_t *code_state);
-#define MICROPY_VM_HOOK_FRAME_ENTER LOCIOS_PROF_FRAME_ENTER \
-    { if (__builtin_expect(rw_enter_flags, 0)) { rw_frame_enter(code_state); } }
+#define MICROPY_VM_HOOK_FRAME_ENTER                \
+    LOCIOS_PROF_FRAME_ENTER {                      \
+        if (__builtin_expect(rw_enter_flags, 0)) { \
+            rw_frame_enter(code_state);            \
+        }                                          \
+    }
 
 // ---- An exception leaving a frame (vm/opt/mod/rw_watch.c, vm/patches/0011) ---------------
 // A swapped function the optimiser watches notes a new exception type. A load and a
 // not-taken branch, and only when an exception leaves a frame.
 extern size_t rw_watch_n;
 void rw_watch_raise(const struct _mp_obj_base_t *fun, const struct _mp_obj_base_t *exc);
-#define MICROPY_VM_HOOK_FRAME_RAISE(fun, exc) \
-    { if (__builtin_expect(rw_watch_n, 0)) { rw_watch_raise(&(fun)->base, MP_OBJ_TO_PTR(exc)); } }
+#define MICROPY_VM_HOOK_FRAME_RAISE(fun, exc)                 \
+    {                                                         \
+        if (__builtin_expect(rw_watch_n, 0)) {                \
+            rw_watch_raise(&(fun)->base, MP_OBJ_TO_PTR(exc)); \
+        }                                                     \
+    }
 
 // ---- The port's hooks: soft reset and kept source texts ---------------------------------
 #if LOCIOS_VM_IMAGE
@@ -96,8 +113,13 @@ void rw_src_deinit(void);
 void rw_promote_deinit(void);
 void rw_exec_deinit(void);
 void rw_watch_deinit(void);
-#define MICROPY_PORT_DEINIT_FUNC prof_deinit(); rw_record_stop(); rw_src_deinit(); \
-    rw_promote_deinit(); rw_exec_deinit(); rw_watch_deinit()
+#define MICROPY_PORT_DEINIT_FUNC \
+    prof_deinit();               \
+    rw_record_stop();            \
+    rw_src_deinit();             \
+    rw_promote_deinit();         \
+    rw_exec_deinit();            \
+    rw_watch_deinit()
 // Source strings given to the lexer (REPL, exec, compile; vm/patches/0008) that define
 // functions are kept (vm/opt/mod/rw_source.c), so the optimiser can compile a hot
 // function's native twin from its def.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The capability table's one public header: unforgeable handles (slot + generation +
 // table id), narrowing derivation, checks with scope and rate, revocation, audit log.
-#ifndef LOCI_CAP_H
-#define LOCI_CAP_H
+#ifndef LOCIOS_LOCI_CAP_CAP_H
+#define LOCIOS_LOCI_CAP_CAP_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,23 +14,23 @@
 // REFUSED audit record that every refusal other than CAP_E_ARG and CAP_E_AUDIT_FULL adds.
 enum cap_err {
     CAP_OK = 0,
-    CAP_E_REVOKED,      // stale handle: the slot was revoked (and maybe reused)
-    CAP_E_EXPIRED,      // now >= the capability's expiry tick
-    CAP_E_OWNER,        // the capability is bound to another owner
-    CAP_E_OP,           // the operation's right is not granted
-    CAP_E_FLAVOUR,      // the flavour's bit is not in the mask
-    CAP_E_REGION,       // cell or rectangle outside the granted region
-    CAP_E_KEY,          // key does not start with a granted prefix
-    CAP_E_RATE,         // deposit would pass the epoch's rate (here or in an ancestor)
-    CAP_E_FOREIGN,      // handle of another table (or another boot)
-    CAP_E_IO,           // port range outside the granted one
-    CAP_E_MEM,          // memory range outside the granted one
-    CAP_E_AMOUNT,       // deposit amount NaN, infinite or negative
-    CAP_E_AUTHORITY,    // IO or MEM asked for by an authority other than 0
-    CAP_E_AUDIT_FULL,   // the audit log has no room for the records this needs
-    CAP_E_TABLE_FULL,   // no free capability slot
-    CAP_E_ARG,          // malformed argument (not audited)
-    CAP_E_W_RIGHTS,     // derive: a widening, per field
+    CAP_E_REVOKED,     // stale handle: the slot was revoked (and maybe reused)
+    CAP_E_EXPIRED,     // now >= the capability's expiry tick
+    CAP_E_OWNER,       // the capability is bound to another owner
+    CAP_E_OP,          // the operation's right is not granted
+    CAP_E_FLAVOUR,     // the flavour's bit is not in the mask
+    CAP_E_REGION,      // cell or rectangle outside the granted region
+    CAP_E_KEY,         // key does not start with a granted prefix
+    CAP_E_RATE,        // deposit would pass the epoch's rate (here or in an ancestor)
+    CAP_E_FOREIGN,     // handle of another table (or another boot)
+    CAP_E_IO,          // port range outside the granted one
+    CAP_E_MEM,         // memory range outside the granted one
+    CAP_E_AMOUNT,      // deposit amount NaN, infinite or negative
+    CAP_E_AUTHORITY,   // IO or MEM asked for by an authority other than 0
+    CAP_E_AUDIT_FULL,  // the audit log has no room for the records this needs
+    CAP_E_TABLE_FULL,  // no free capability slot
+    CAP_E_ARG,         // malformed argument (not audited)
+    CAP_E_W_RIGHTS,    // derive: a widening, per field
     CAP_E_W_FLAVOURS,
     CAP_E_W_REGION,
     CAP_E_W_KEYS,
@@ -42,13 +42,23 @@ enum cap_err {
 };
 
 enum cap_right {
-    CAP_SENSE = 1, CAP_DEPOSIT = 2, CAP_SPAWN = 4, CAP_IO = 8, CAP_MEM = 16,
-    CAP_REWRITE = 32, CAP_ALL_RIGHTS = 63
+    CAP_SENSE = 1,
+    CAP_DEPOSIT = 2,
+    CAP_SPAWN = 4,
+    CAP_IO = 8,
+    CAP_MEM = 16,
+    CAP_REWRITE = 32,
+    CAP_ALL_RIGHTS = 63
 };
 
 enum cap_rec_kind {
-    CAP_REC_GRANT = 1, CAP_REC_DERIVE, CAP_REC_REFUSED, CAP_REC_REVOKE, CAP_REC_EXPIRE,
-    CAP_REC_RETIRE, CAP_REC_CHECKPOINT
+    CAP_REC_GRANT = 1,
+    CAP_REC_DERIVE,
+    CAP_REC_REFUSED,
+    CAP_REC_REVOKE,
+    CAP_REC_EXPIRE,
+    CAP_REC_RETIRE,
+    CAP_REC_CHECKPOINT
 };
 
 // The scope of a capability; also the request of grant() and derive().
@@ -56,14 +66,14 @@ enum cap_rec_kind {
 // none at all (hardware authority is never implied). Ranges are inclusive.
 typedef struct {
     uint32_t rights;
-    uint32_t flavours;              // bit i = field flavour index i
+    uint32_t flavours;  // bit i = field flavour index i
     uint8_t has_region, has_keys, has_io, has_mem;
     uint8_t nkeys;
     uint8_t keylen[CAP_MAX_KEYS];
     uint8_t keys[CAP_MAX_KEYS][CAP_KEY_MAX];
-    uint32_t x0, y0, w, h;          // region in grid cells, w, h >= 1
-    double rate;                    // max deposit total per epoch; < 0 = unlimited
-    uint64_t expires;               // absolute tick; 0 = never
+    uint32_t x0, y0, w, h;  // region in grid cells, w, h >= 1
+    double rate;            // max deposit total per epoch; < 0 = unlimited
+    uint64_t expires;       // absolute tick; 0 = never
     uint64_t io_lo, io_hi, mem_lo, mem_hi;
 } cap_scope_t;
 
@@ -74,27 +84,27 @@ typedef struct {
 } cap_ref_t;
 
 typedef struct {
-    uint32_t gen;                   // generation of the slot; bumped when it is freed
+    uint32_t gen;  // generation of the slot; bumped when it is freed
     uint8_t live;
     uint32_t owner;
-    uint32_t parent, parent_gen;    // CAP_NONE for a root (a grant)
+    uint32_t parent, parent_gen;  // CAP_NONE for a root (a grant)
     uint32_t first_child, next_sibling, prev_sibling;
-    double used;                    // deposit total charged in this epoch
+    double used;  // deposit total charged in this epoch
     cap_scope_t s;
 } cap_slot_t;
 
 typedef struct {
-    uint64_t id;                    // table identity, carried by every handle
-    uint64_t now;                   // the table's clock: audit ticks, default for check
-    uint64_t next_expiry;           // no live capability expires before it (0: none does)
+    uint64_t id;           // table identity, carried by every handle
+    uint64_t now;          // the table's clock: audit ticks, default for check
+    uint64_t next_expiry;  // no live capability expires before it (0: none does)
     uint32_t capacity, live;
     cap_slot_t *slots;
-    uint32_t *free;                 // stack of free slot numbers
+    uint32_t *free;  // stack of free slot numbers
     uint32_t nfree;
-    uint8_t *log;                   // audit records, CAP_REC_SIZE bytes each
+    uint8_t *log;  // audit records, CAP_REC_SIZE bytes each
     uint32_t audit_cap, audit_len;
-    uint64_t seq;                   // sequence number of the next record
-    uint8_t head[CAP_HASH_SIZE];    // SHA-256 chain head over the records so far
+    uint64_t seq;                 // sequence number of the next record
+    uint8_t head[CAP_HASH_SIZE];  // SHA-256 chain head over the records so far
 } cap_table_t;
 
 // A check: op is one right. SENSE/DEPOSIT look at flavour and at the place: a cell
@@ -107,7 +117,7 @@ typedef struct {
     const uint8_t *key;
     size_t keylen;
     double amount;
-    uint64_t now;                   // 0 = the table's clock
+    uint64_t now;  // 0 = the table's clock
 } cap_req_t;
 
 // A decoded audit record (the bytes are the truth; see README.md for the layout).
@@ -127,12 +137,11 @@ int cap_init(cap_table_t *t, void *arena, size_t size, uint32_t capacity, uint32
 
 // Looks a handle up: CAP_OK with *out, or CAP_E_FOREIGN / CAP_E_REVOKED.
 int cap_lookup(const cap_table_t *t, const cap_ref_t *c, const cap_slot_t **out);
-int cap_grant(cap_table_t *t, uint32_t owner, const cap_scope_t *s, uint32_t by,
-              cap_ref_t *out);
+int cap_grant(cap_table_t *t, uint32_t owner, const cap_scope_t *s, uint32_t by, cap_ref_t *out);
 // Every field of *s must narrow the parent's (cap_scope_narrows); by is the actor and
 // must be 0 or the parent's owner.
-int cap_derive(cap_table_t *t, const cap_ref_t *parent, uint32_t owner,
-               const cap_scope_t *s, uint32_t by, cap_ref_t *out);
+int cap_derive(cap_table_t *t, const cap_ref_t *parent, uint32_t owner, const cap_scope_t *s,
+               uint32_t by, cap_ref_t *out);
 // CAP_OK if child is a narrowing of parent, else the CAP_E_W_* of the first widened field.
 int cap_scope_narrows(const cap_scope_t *parent, const cap_scope_t *child);
 int cap_check(cap_table_t *t, const cap_ref_t *c, uint32_t owner, const cap_req_t *r);

@@ -101,13 +101,17 @@ void cap_audit_refused(cap_table_t *t, int reason, uint32_t actor, uint32_t owne
 }
 
 int cap_audit_get(const cap_table_t *t, uint32_t index, cap_rec_t *out) {
-    if (index >= t->audit_len) return CAP_E_ARG;
+    if (index >= t->audit_len) {
+        return CAP_E_ARG;
+    }
     cap_rec_decode(t->log + (size_t)index * CAP_REC_SIZE, out);
     return CAP_OK;
 }
 
 int cap_audit_chain(const uint8_t *buf, size_t n, uint8_t head[CAP_HASH_SIZE]) {
-    if (buf == NULL || n == 0 || n % CAP_REC_SIZE != 0) return CAP_E_ARG;
+    if (buf == NULL || n == 0 || n % CAP_REC_SIZE != 0) {
+        return CAP_E_ARG;
+    }
     cap_rec_t r;
     cap_rec_decode(buf, &r);
     // The chain starts at zero for the first record ever, or at the head a CHECKPOINT
@@ -137,7 +141,9 @@ int cap_audit_verify(const cap_table_t *t) {
         static const uint8_t zero[CAP_HASH_SIZE];
         return memcmp(t->head, zero, CAP_HASH_SIZE) == 0 && t->seq == 0;
     }
-    if (cap_audit_chain(t->log, (size_t)t->audit_len * CAP_REC_SIZE, head) != CAP_OK) return 0;
+    if (cap_audit_chain(t->log, (size_t)t->audit_len * CAP_REC_SIZE, head) != CAP_OK) {
+        return 0;
+    }
     cap_rec_t last;
     cap_rec_decode(t->log + (size_t)(t->audit_len - 1) * CAP_REC_SIZE, &last);
     return memcmp(head, t->head, CAP_HASH_SIZE) == 0 && last.seq + 1 == t->seq;
@@ -145,7 +151,9 @@ int cap_audit_verify(const cap_table_t *t) {
 
 int cap_audit_export(cap_table_t *t, uint8_t *buf, size_t cap, size_t *n) {
     size_t bytes = (size_t)t->audit_len * CAP_REC_SIZE;
-    if (buf == NULL || cap < bytes || n == NULL) return CAP_E_ARG;
+    if (buf == NULL || cap < bytes || n == NULL) {
+        return CAP_E_ARG;
+    }
     memcpy(buf, t->log, bytes);
     *n = bytes;
     uint32_t exported = t->audit_len;

@@ -13,7 +13,9 @@ static int in_range(uint64_t x, uint32_t len, uint64_t lo, uint64_t hi) {
 
 static int key_ok(const cap_scope_t *s, const uint8_t *key, size_t keylen) {
     for (uint32_t i = 0; i < s->nkeys; i++) {
-        if (s->keylen[i] <= keylen && memcmp(s->keys[i], key, s->keylen[i]) == 0) return 1;
+        if (s->keylen[i] <= keylen && memcmp(s->keys[i], key, s->keylen[i]) == 0) {
+            return 1;
+        }
     }
     return 0;
 }
@@ -22,7 +24,9 @@ static int key_ok(const cap_scope_t *s, const uint8_t *key, size_t keylen) {
 // which only an unrestricted capability may see.
 static int place_ok(const cap_scope_t *s, const cap_req_t *r) {
     if (r->x >= 0) {
-        if (!s->has_region) return CAP_OK;
+        if (!s->has_region) {
+            return CAP_OK;
+        }
         uint64_t w = r->w ? r->w : 1, h = r->h ? r->h : 1;
         if (r->y < 0 || (uint64_t)r->x < s->x0 || (uint64_t)r->y < s->y0 ||
             (uint64_t)r->x + w > (uint64_t)s->x0 + s->w ||
@@ -34,20 +38,34 @@ static int place_ok(const cap_scope_t *s, const cap_req_t *r) {
     if (r->key != NULL) {
         return !s->has_keys || key_ok(s, r->key, r->keylen) ? CAP_OK : CAP_E_KEY;
     }
-    if (s->has_region) return CAP_E_REGION;
-    if (s->has_keys) return CAP_E_KEY;
+    if (s->has_region) {
+        return CAP_E_REGION;
+    }
+    if (s->has_keys) {
+        return CAP_E_KEY;
+    }
     return CAP_OK;
 }
 
-static int judge(const cap_table_t *t, const cap_slot_t *c, uint32_t owner,
-                 const cap_req_t *r, uint64_t now) {
-    if (c->owner != owner) return CAP_E_OWNER;
-    if (cap_expired(c, now)) return CAP_E_EXPIRED;
-    if ((c->s.rights & r->op) == 0) return CAP_E_OP;
+static int judge(const cap_table_t *t, const cap_slot_t *c, uint32_t owner, const cap_req_t *r,
+                 uint64_t now) {
+    if (c->owner != owner) {
+        return CAP_E_OWNER;
+    }
+    if (cap_expired(c, now)) {
+        return CAP_E_EXPIRED;
+    }
+    if ((c->s.rights & r->op) == 0) {
+        return CAP_E_OP;
+    }
     if (r->op == CAP_SENSE || r->op == CAP_DEPOSIT) {
-        if (r->flavour >= 32 || (c->s.flavours & (1u << r->flavour)) == 0) return CAP_E_FLAVOUR;
+        if (r->flavour >= 32 || (c->s.flavours & (1u << r->flavour)) == 0) {
+            return CAP_E_FLAVOUR;
+        }
         int err = place_ok(&c->s, r);
-        if (err != CAP_OK) return err;
+        if (err != CAP_OK) {
+            return err;
+        }
     } else if (r->op == CAP_IO) {
         if (!c->s.has_io || r->x < 0 || !in_range((uint64_t)r->x, r->w, c->s.io_lo, c->s.io_hi)) {
             return CAP_E_IO;
@@ -60,17 +78,25 @@ static int judge(const cap_table_t *t, const cap_slot_t *c, uint32_t owner,
     }
     if (r->op == CAP_DEPOSIT) {
         // NaN fails both comparisons; infinity fails the second.
-        if (!(r->amount >= 0) || !(r->amount - r->amount == 0)) return CAP_E_AMOUNT;
+        if (!(r->amount >= 0) || !(r->amount - r->amount == 0)) {
+            return CAP_E_AMOUNT;
+        }
         for (const cap_slot_t *a = c;; a = &t->slots[a->parent]) {
-            if (a->s.rate >= 0 && a->used + r->amount > a->s.rate) return CAP_E_RATE;
-            if (a->parent == CAP_NONE) break;
+            if (a->s.rate >= 0 && a->used + r->amount > a->s.rate) {
+                return CAP_E_RATE;
+            }
+            if (a->parent == CAP_NONE) {
+                break;
+            }
         }
     }
     return CAP_OK;
 }
 
 int cap_check(cap_table_t *t, const cap_ref_t *c, uint32_t owner, const cap_req_t *r) {
-    if (t == NULL || c == NULL || r == NULL) return CAP_E_ARG;
+    if (t == NULL || c == NULL || r == NULL) {
+        return CAP_E_ARG;
+    }
     // One right per check: a mask of several would pass if any one were granted.
     if (r->op == 0 || (r->op & (r->op - 1)) != 0 || (r->op & ~(uint32_t)CAP_ALL_RIGHTS) != 0) {
         return CAP_E_ARG;
@@ -78,9 +104,13 @@ int cap_check(cap_table_t *t, const cap_ref_t *c, uint32_t owner, const cap_req_
     uint64_t now = r->now ? r->now : t->now;
     int err = CAP_OK;
     cap_slot_t *s = cap_slot_of(t, c, &err);
-    if (s != NULL) err = judge(t, s, owner, r, now);
+    if (s != NULL) {
+        err = judge(t, s, owner, r, now);
+    }
     if (err != CAP_OK) {
-        if (!cap_audit_room(t, 1)) return CAP_E_AUDIT_FULL;
+        if (!cap_audit_room(t, 1)) {
+            return CAP_E_AUDIT_FULL;
+        }
         uint64_t saved = t->now;
         t->now = now;
         cap_audit_refused(t, err, owner, s ? s->owner : owner, c, r->op, r->flavour, r->amount);
@@ -90,15 +120,21 @@ int cap_check(cap_table_t *t, const cap_ref_t *c, uint32_t owner, const cap_req_
     if (r->op == CAP_DEPOSIT) {
         for (cap_slot_t *a = s;; a = &t->slots[a->parent]) {
             a->used += r->amount;
-            if (a->parent == CAP_NONE) break;
+            if (a->parent == CAP_NONE) {
+                break;
+            }
         }
     }
     return CAP_OK;
 }
 
 int cap_refuse(cap_table_t *t, uint32_t owner, uint32_t op, uint32_t flavour, uint64_t now) {
-    if (t == NULL || op == 0 || (op & ~(uint32_t)CAP_ALL_RIGHTS) != 0) return CAP_E_ARG;
-    if (!cap_audit_room(t, 1)) return CAP_E_AUDIT_FULL;
+    if (t == NULL || op == 0 || (op & ~(uint32_t)CAP_ALL_RIGHTS) != 0) {
+        return CAP_E_ARG;
+    }
+    if (!cap_audit_room(t, 1)) {
+        return CAP_E_AUDIT_FULL;
+    }
     uint64_t saved = t->now;
     t->now = now ? now : t->now;
     cap_audit_refused(t, CAP_E_OP, owner, owner, NULL, op, flavour, 0.0);
@@ -107,5 +143,7 @@ int cap_refuse(cap_table_t *t, uint32_t owner, uint32_t op, uint32_t flavour, ui
 }
 
 void cap_epoch(cap_table_t *t) {
-    for (uint32_t i = 0; i < t->capacity; i++) t->slots[i].used = 0.0;
+    for (uint32_t i = 0; i < t->capacity; i++) {
+        t->slots[i].used = 0.0;
+    }
 }

@@ -1,17 +1,24 @@
 // SPDX-License-Identifier: MIT
 // Private helpers shared by the capability table's C files; not part of the public API.
-#ifndef LOCI_CAP_INTERNAL_H
-#define LOCI_CAP_INTERNAL_H
+#ifndef LOCIOS_LOCI_CAP_CAP_INTERNAL_H
+#define LOCIOS_LOCI_CAP_CAP_INTERNAL_H
 
 #include "cap.h"
 
 // Audit records are little-endian whatever the host (README.md: layout).
-static inline void cap_put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void cap_put_u16(uint8_t *p, uint16_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
 static inline void cap_put_u32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+    for (int i = 0; i < 4; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
 }
 static inline void cap_put_u64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+    for (int i = 0; i < 8; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
 }
 static inline uint32_t cap_get_u32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;

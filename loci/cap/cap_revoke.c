@@ -13,8 +13,12 @@ static uint32_t subtree_size(const cap_table_t *t, uint32_t root) {
             i = t->slots[i].first_child;
             continue;
         }
-        while (i != root && t->slots[i].next_sibling == CAP_NONE) i = t->slots[i].parent;
-        if (i == root) return n;
+        while (i != root && t->slots[i].next_sibling == CAP_NONE) {
+            i = t->slots[i].parent;
+        }
+        if (i == root) {
+            return n;
+        }
         i = t->slots[i].next_sibling;
     }
 }
@@ -29,12 +33,16 @@ static void free_slot(cap_table_t *t, uint32_t i, uint8_t kind, uint32_t actor) 
     } else if (c->parent != CAP_NONE) {
         t->slots[c->parent].first_child = c->next_sibling;
     }
-    if (c->next_sibling != CAP_NONE) t->slots[c->next_sibling].prev_sibling = c->prev_sibling;
+    if (c->next_sibling != CAP_NONE) {
+        t->slots[c->next_sibling].prev_sibling = c->prev_sibling;
+    }
     c->live = 0;
     t->live--;
     // A slot whose generation would wrap is never handed out again, so no old handle
     // can ever match it.
-    if (++c->gen != 0) t->free[t->nfree++] = i;
+    if (++c->gen != 0) {
+        t->free[t->nfree++] = i;
+    }
 }
 
 // Removes root's subtree, leaves first (post-order), so a record never names a parent
@@ -42,23 +50,35 @@ static void free_slot(cap_table_t *t, uint32_t i, uint8_t kind, uint32_t actor) 
 static uint32_t remove_subtree(cap_table_t *t, uint32_t root, uint8_t kind, uint32_t actor) {
     uint32_t n = 0, i = root;
     for (;;) {
-        while (t->slots[i].first_child != CAP_NONE) i = t->slots[i].first_child;
+        while (t->slots[i].first_child != CAP_NONE) {
+            i = t->slots[i].first_child;
+        }
         uint32_t up = t->slots[i].parent;
         free_slot(t, i, kind, actor);
         n++;
-        if (i == root) return n;
+        if (i == root) {
+            return n;
+        }
         i = up;
     }
 }
 
 int cap_revoke(cap_table_t *t, const cap_ref_t *c, uint32_t by, uint32_t *count) {
-    if (t == NULL || c == NULL || count == NULL) return CAP_E_ARG;
+    if (t == NULL || c == NULL || count == NULL) {
+        return CAP_E_ARG;
+    }
     *count = 0;
     int err = CAP_OK;
     cap_slot_t *s = cap_slot_of(t, c, &err);
-    if (err == CAP_E_REVOKED) return CAP_OK;    // already gone: nothing to do
-    if (s == NULL) return err;
-    if (!cap_audit_room(t, subtree_size(t, c->slot))) return CAP_E_AUDIT_FULL;
+    if (err == CAP_E_REVOKED) {
+        return CAP_OK;  // already gone: nothing to do
+    }
+    if (s == NULL) {
+        return err;
+    }
+    if (!cap_audit_room(t, subtree_size(t, c->slot))) {
+        return CAP_E_AUDIT_FULL;
+    }
     *count = remove_subtree(t, c->slot, CAP_REC_REVOKE, by);
     return CAP_OK;
 }
@@ -67,23 +87,35 @@ int cap_revoke(cap_table_t *t, const cap_ref_t *c, uint32_t by, uint32_t *count)
 // (those go with their parent's subtree).
 static int owner_root(const cap_table_t *t, uint32_t i, uint32_t owner) {
     const cap_slot_t *c = &t->slots[i];
-    if (!c->live || c->owner != owner) return 0;
+    if (!c->live || c->owner != owner) {
+        return 0;
+    }
     for (uint32_t p = c->parent; p != CAP_NONE; p = t->slots[p].parent) {
-        if (t->slots[p].owner == owner) return 0;
+        if (t->slots[p].owner == owner) {
+            return 0;
+        }
     }
     return 1;
 }
 
 int cap_retire(cap_table_t *t, uint32_t owner, uint32_t by, uint32_t *count) {
-    if (t == NULL || count == NULL) return CAP_E_ARG;
+    if (t == NULL || count == NULL) {
+        return CAP_E_ARG;
+    }
     *count = 0;
     uint32_t need = 0;
     for (uint32_t i = 0; i < t->capacity; i++) {
-        if (owner_root(t, i, owner)) need += subtree_size(t, i);
+        if (owner_root(t, i, owner)) {
+            need += subtree_size(t, i);
+        }
     }
-    if (!cap_audit_room(t, need)) return CAP_E_AUDIT_FULL;
+    if (!cap_audit_room(t, need)) {
+        return CAP_E_AUDIT_FULL;
+    }
     for (uint32_t i = 0; i < t->capacity; i++) {
-        if (owner_root(t, i, owner)) *count += remove_subtree(t, i, CAP_REC_RETIRE, by);
+        if (owner_root(t, i, owner)) {
+            *count += remove_subtree(t, i, CAP_REC_RETIRE, by);
+        }
     }
     return CAP_OK;
 }
@@ -98,15 +130,21 @@ static int expired_root(const cap_table_t *t, uint32_t i, uint64_t now) {
 }
 
 int cap_expire(cap_table_t *t, uint64_t now, uint32_t *count) {
-    if (t == NULL || count == NULL) return CAP_E_ARG;
+    if (t == NULL || count == NULL) {
+        return CAP_E_ARG;
+    }
     *count = 0;
     uint64_t saved = t->now;
     t->now = now;
     // The scheduler calls this every round: skip the scan while nothing can have expired.
-    if (t->next_expiry == 0 || now < t->next_expiry) return CAP_OK;
+    if (t->next_expiry == 0 || now < t->next_expiry) {
+        return CAP_OK;
+    }
     uint32_t need = 0;
     for (uint32_t i = 0; i < t->capacity; i++) {
-        if (expired_root(t, i, now)) need += subtree_size(t, i);
+        if (expired_root(t, i, now)) {
+            need += subtree_size(t, i);
+        }
     }
     if (!cap_audit_room(t, need)) {
         t->now = saved;
@@ -114,7 +152,9 @@ int cap_expire(cap_table_t *t, uint64_t now, uint32_t *count) {
     }
     uint64_t next = 0;
     for (uint32_t i = 0; i < t->capacity; i++) {
-        if (expired_root(t, i, now)) *count += remove_subtree(t, i, CAP_REC_EXPIRE, 0);
+        if (expired_root(t, i, now)) {
+            *count += remove_subtree(t, i, CAP_REC_EXPIRE, 0);
+        }
         const cap_slot_t *c = &t->slots[i];
         if (c->live && c->s.expires != 0 && (next == 0 || c->s.expires < next)) {
             next = c->s.expires;

@@ -18,7 +18,9 @@ static void put(diff_sink_t *d, uint32_t flavour, uint32_t index, const uint8_t 
         o->flavour = flavour;
         o->index = index;
         o->keylen = keylen;
-        if (keylen) memcpy(o->key, key, keylen);
+        if (keylen) {
+            memcpy(o->key, key, keylen);
+        }
         o->a = a;
         o->b = b;
     }
@@ -29,7 +31,9 @@ static void diff_grid(diff_sink_t *d, uint32_t i, const snap_flavour_t *a,
                       const snap_flavour_t *b) {
     for (uint32_t c = 0; c < a->w * a->h; c++) {
         float va = get_f32(a->values + 4 * c), vb = get_f32(b->values + 4 * c);
-        if (va != vb) put(d, i, c, NULL, 0, va, vb);
+        if (va != vb) {
+            put(d, i, c, NULL, 0, va, vb);
+        }
     }
 }
 
@@ -43,14 +47,20 @@ static void diff_keyed(diff_sink_t *d, uint32_t i, const snap_flavour_t *a,
         const uint8_t *eb = ib < b->count ? b->values + (size_t)FIELD_SNAP_ENTRY * ib : NULL;
         int c = !ea ? 1 : !eb ? -1 : field_key_cmp(ea + 1, ea[0], eb + 1, eb[0]);
         if (c < 0) {
-            if (get_f32(ea + 16) != 0.0f) put(d, i, ia, ea + 1, ea[0], get_f32(ea + 16), 0.0f);
+            if (get_f32(ea + 16) != 0.0f) {
+                put(d, i, ia, ea + 1, ea[0], get_f32(ea + 16), 0.0f);
+            }
             ia++;
         } else if (c > 0) {
-            if (get_f32(eb + 16) != 0.0f) put(d, i, ib, eb + 1, eb[0], 0.0f, get_f32(eb + 16));
+            if (get_f32(eb + 16) != 0.0f) {
+                put(d, i, ib, eb + 1, eb[0], 0.0f, get_f32(eb + 16));
+            }
             ib++;
         } else {
             float va = get_f32(ea + 16), vb = get_f32(eb + 16);
-            if (va != vb) put(d, i, ia, ea + 1, ea[0], va, vb);
+            if (va != vb) {
+                put(d, i, ia, ea + 1, ea[0], va, vb);
+            }
             ia++;
             ib++;
         }
@@ -61,22 +71,34 @@ static void diff_keyed(diff_sink_t *d, uint32_t i, const snap_flavour_t *a,
 // total > cap says the list was cut.
 int field_diff(const void *a, size_t alen, const void *b, size_t blen, field_diff_t *out,
                uint32_t cap, uint32_t *total) {
-    if (!total || (cap && !out)) return FIELD_ERR_ARG;
+    if (!total || (cap && !out)) {
+        return FIELD_ERR_ARG;
+    }
     snap_t sa, sb;
     int err = snap_open(a, alen, &sa);
-    if (err) return err;
-    if ((err = snap_open(b, blen, &sb))) return err;
-    if (sa.info.nflavours != sb.info.nflavours) return FIELD_ERR_LAYOUT;
+    if (err) {
+        return err;
+    }
+    if ((err = snap_open(b, blen, &sb))) {
+        return err;
+    }
+    if (sa.info.nflavours != sb.info.nflavours) {
+        return FIELD_ERR_LAYOUT;
+    }
     for (uint32_t i = 0; i < sa.info.nflavours; i++) {
         const snap_flavour_t *x = &sa.fl[i], *y = &sb.fl[i];
         if (x->kind != y->kind || x->name_len != y->name_len ||
-            memcmp(x->name, y->name, x->name_len) || x->w != y->w || x->h != y->h)
+            memcmp(x->name, y->name, x->name_len) || x->w != y->w || x->h != y->h) {
             return FIELD_ERR_LAYOUT;
+        }
     }
-    diff_sink_t d = {out, cap, 0};
+    diff_sink_t d = { out, cap, 0 };
     for (uint32_t i = 0; i < sa.info.nflavours; i++) {
-        if (sa.fl[i].kind == FIELD_GRID) diff_grid(&d, i, &sa.fl[i], &sb.fl[i]);
-        else diff_keyed(&d, i, &sa.fl[i], &sb.fl[i]);
+        if (sa.fl[i].kind == FIELD_GRID) {
+            diff_grid(&d, i, &sa.fl[i], &sb.fl[i]);
+        } else {
+            diff_keyed(&d, i, &sa.fl[i], &sb.fl[i]);
+        }
     }
     *total = d.total;
     return FIELD_OK;

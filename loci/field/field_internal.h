@@ -1,19 +1,28 @@
 // SPDX-License-Identifier: MIT
 // Private helpers shared by the field's C files; not part of the public API.
-#ifndef LOCI_FIELD_INTERNAL_H
-#define LOCI_FIELD_INTERNAL_H
+#ifndef LOCIOS_LOCI_FIELD_FIELD_INTERNAL_H
+#define LOCIOS_LOCI_FIELD_FIELD_INTERNAL_H
 
 #include "field.h"
 
 // Byte order of the snapshot format is little-endian whatever the host.
-static inline void put_u16(uint8_t *p, uint16_t v) { p[0] = (uint8_t)v; p[1] = (uint8_t)(v >> 8); }
+static inline void put_u16(uint8_t *p, uint16_t v) {
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
 static inline void put_u32(uint8_t *p, uint32_t v) {
-    for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
+    for (int i = 0; i < 4; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
 }
 static inline void put_u64(uint8_t *p, uint64_t v) {
-    for (int i = 0; i < 8; i++) p[i] = (uint8_t)(v >> (8 * i));
+    for (int i = 0; i < 8; i++) {
+        p[i] = (uint8_t)(v >> (8 * i));
+    }
 }
-static inline uint16_t get_u16(const uint8_t *p) { return (uint16_t)(p[0] | (p[1] << 8)); }
+static inline uint16_t get_u16(const uint8_t *p) {
+    return (uint16_t)(p[0] | (p[1] << 8));
+}
 static inline uint32_t get_u32(const uint8_t *p) {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
@@ -22,10 +31,16 @@ static inline uint64_t get_u64(const uint8_t *p) {
 }
 uint32_t field_f32_bits(float v);
 float field_bits_f32(uint32_t b);
-static inline void put_f32(uint8_t *p, float v) { put_u32(p, field_f32_bits(v)); }
-static inline float get_f32(const uint8_t *p) { return field_bits_f32(get_u32(p)); }
+static inline void put_f32(uint8_t *p, float v) {
+    put_u32(p, field_f32_bits(v));
+}
+static inline float get_f32(const uint8_t *p) {
+    return field_bits_f32(get_u32(p));
+}
 
-static inline int field_finite(float v) { return v == v && v - v == 0.0f; }
+static inline int field_finite(float v) {
+    return v == v && v - v == 0.0f;
+}
 
 // field_core.c
 field_flavour_t *field_flavour(field_t *f, uint32_t index);
@@ -38,8 +53,7 @@ void *field_carve(field_t *f, size_t bytes);
 int field_key_check(const uint8_t *key, size_t keylen);
 int field_key_cmp(const uint8_t *ka, uint8_t la, const uint8_t *kb, uint8_t lb);
 // Position of the key if present (returns 1), else where it would be inserted (returns 0).
-int field_keyed_find(const field_flavour_t *fl, const uint8_t *key, uint8_t keylen,
-                     uint32_t *pos);
+int field_keyed_find(const field_flavour_t *fl, const uint8_t *key, uint8_t keylen, uint32_t *pos);
 void field_keyed_insert(field_flavour_t *fl, uint32_t pos, const uint8_t *key, uint8_t keylen);
 
 // field_journal.c

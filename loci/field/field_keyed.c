@@ -7,22 +7,25 @@
 #include "field_internal.h"
 
 int field_key_check(const uint8_t *key, size_t keylen) {
-    if (!key && keylen) return FIELD_ERR_ARG;
+    if (!key && keylen) {
+        return FIELD_ERR_ARG;
+    }
     return keylen == 0 || keylen > FIELD_KEY_MAX ? FIELD_ERR_KEY : FIELD_OK;
 }
 
 // Order: the zero-padded key bytes compared as unsigned, then the length.
 int field_key_cmp(const uint8_t *ka, uint8_t la, const uint8_t *kb, uint8_t lb) {
-    uint8_t pa[FIELD_KEY_MAX] = {0}, pb[FIELD_KEY_MAX] = {0};
+    uint8_t pa[FIELD_KEY_MAX] = { 0 }, pb[FIELD_KEY_MAX] = { 0 };
     memcpy(pa, ka, la);
     memcpy(pb, kb, lb);
     int c = memcmp(pa, pb, FIELD_KEY_MAX);
-    if (c) return c < 0 ? -1 : 1;
+    if (c) {
+        return c < 0 ? -1 : 1;
+    }
     return la < lb ? -1 : la > lb;
 }
 
-int field_keyed_find(const field_flavour_t *fl, const uint8_t *key, uint8_t keylen,
-                     uint32_t *pos) {
+int field_keyed_find(const field_flavour_t *fl, const uint8_t *key, uint8_t keylen, uint32_t *pos) {
     uint32_t lo = 0, hi = fl->count;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
@@ -32,8 +35,11 @@ int field_keyed_find(const field_flavour_t *fl, const uint8_t *key, uint8_t keyl
             *pos = mid;
             return 1;
         }
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
+        if (c < 0) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
     }
     *pos = lo;
     return 0;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Private: a validated, parsed view of a snapshot, shared by restore, diff and replay.
-#ifndef LOCI_FIELD_SNAP_H
-#define LOCI_FIELD_SNAP_H
+#ifndef LOCIOS_LOCI_FIELD_FIELD_SNAP_H
+#define LOCIOS_LOCI_FIELD_FIELD_SNAP_H
 
 #include "field_internal.h"
 #include "sha256.h"
@@ -11,11 +11,11 @@ typedef struct {
     char name[FIELD_NAME_MAX + 1];
     uint32_t w, h;
     field_params_t p;
-    const uint8_t *values;      // grid: W*H f32; keyed: `count` entries of FIELD_SNAP_ENTRY
-    uint32_t count;             // keyed entries
-    const uint8_t *pending;     // grid: npending (u32 index, f32 value)
+    const uint8_t *values;   // grid: W*H f32; keyed: `count` entries of FIELD_SNAP_ENTRY
+    uint32_t count;          // keyed entries
+    const uint8_t *pending;  // grid: npending (u32 index, f32 value)
     uint32_t npending;
-    const uint8_t *prov;        // nprov (u32 index, u32 depositor)
+    const uint8_t *prov;  // nprov (u32 index, u32 depositor)
     uint32_t nprov;
 } snap_flavour_t;
 

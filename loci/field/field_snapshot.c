@@ -6,15 +6,19 @@
 #include "field_snap.h"
 
 typedef struct {
-    uint8_t *buf;               // NULL: hash only
+    uint8_t *buf;  // NULL: hash only
     size_t pos;
     CRYAL_SHA256_CTX sha;
-    int hashing;                // provenance and framing are written but not hashed
+    int hashing;  // provenance and framing are written but not hashed
 } emit_t;
 
 static void emit(emit_t *e, const void *p, size_t n) {
-    if (e->buf) memcpy(e->buf + e->pos, p, n);
-    if (e->hashing) sha256_update(&e->sha, p, n);
+    if (e->buf) {
+        memcpy(e->buf + e->pos, p, n);
+    }
+    if (e->hashing) {
+        sha256_update(&e->sha, p, n);
+    }
     e->pos += n;
 }
 
@@ -29,7 +33,9 @@ static void emit_f32s(emit_t *e, const float *v, size_t n) {
     uint8_t chunk[256];
     while (n) {
         size_t m = n < sizeof chunk / 4 ? n : sizeof chunk / 4;
-        for (size_t i = 0; i < m; i++) put_f32(chunk + 4 * i, v[i]);
+        for (size_t i = 0; i < m; i++) {
+            put_f32(chunk + 4 * i, v[i]);
+        }
         emit(e, chunk, 4 * m);
         v += m;
         n -= m;
@@ -63,13 +69,17 @@ void snap_put_desc(uint8_t out[FIELD_SNAP_DESC], const field_flavour_t *fl) {
 
 static uint32_t count_nonzero_f32(const float *v, size_t n) {
     uint32_t c = 0;
-    for (size_t i = 0; i < n; i++) c += v[i] != 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        c += v[i] != 0.0f;
+    }
     return c;
 }
 
 static uint32_t count_nonzero_u32(const uint32_t *v, size_t n) {
     uint32_t c = 0;
-    for (size_t i = 0; i < n; i++) c += v[i] != 0;
+    for (size_t i = 0; i < n; i++) {
+        c += v[i] != 0;
+    }
     return c;
 }
 
@@ -77,13 +87,19 @@ static void emit_grid(emit_t *e, const field_flavour_t *fl) {
     size_t n = (size_t)fl->w * fl->h;
     emit_f32s(e, fl->cells, n);
     emit_u32(e, count_nonzero_f32(fl->pending, n));
-    for (size_t i = 0; i < n; i++)
-        if (fl->pending[i] != 0.0f) emit_pair(e, (uint32_t)i, field_f32_bits(fl->pending[i]));
+    for (size_t i = 0; i < n; i++) {
+        if (fl->pending[i] != 0.0f) {
+            emit_pair(e, (uint32_t)i, field_f32_bits(fl->pending[i]));
+        }
+    }
     int hashing = e->hashing;
     e->hashing = 0;
     emit_u32(e, count_nonzero_u32(fl->last, n));
-    for (size_t i = 0; i < n; i++)
-        if (fl->last[i]) emit_pair(e, (uint32_t)i, fl->last[i]);
+    for (size_t i = 0; i < n; i++) {
+        if (fl->last[i]) {
+            emit_pair(e, (uint32_t)i, fl->last[i]);
+        }
+    }
     e->hashing = hashing;
 }
 
@@ -92,7 +108,7 @@ static void emit_keyed(emit_t *e, const field_flavour_t *fl) {
     uint32_t nprov = 0;
     for (uint32_t i = 0; i < fl->count; i++) {
         const field_entry_t *en = &fl->entries[i];
-        uint8_t b[FIELD_SNAP_ENTRY] = {0};
+        uint8_t b[FIELD_SNAP_ENTRY] = { 0 };
         b[0] = en->len;
         memcpy(b + 1, en->key, en->len);
         put_f32(b + 16, en->value);
@@ -103,8 +119,11 @@ static void emit_keyed(emit_t *e, const field_flavour_t *fl) {
     int hashing = e->hashing;
     e->hashing = 0;
     emit_u32(e, nprov);
-    for (uint32_t i = 0; i < fl->count; i++)
-        if (fl->entries[i].last) emit_pair(e, i, fl->entries[i].last);
+    for (uint32_t i = 0; i < fl->count; i++) {
+        if (fl->entries[i].last) {
+            emit_pair(e, i, fl->entries[i].last);
+        }
+    }
     e->hashing = hashing;
 }
 
@@ -118,13 +137,18 @@ static void emit_body(const field_t *f, emit_t *e) {
         uint8_t desc[FIELD_SNAP_DESC];
         snap_put_desc(desc, fl);
         emit(e, desc, sizeof desc);
-        if (fl->kind == FIELD_GRID) emit_grid(e, fl);
-        else emit_keyed(e, fl);
+        if (fl->kind == FIELD_GRID) {
+            emit_grid(e, fl);
+        } else {
+            emit_keyed(e, fl);
+        }
     }
 }
 
 size_t field_snapshot_size(const field_t *f) {
-    if (!f) return 0;
+    if (!f) {
+        return 0;
+    }
     size_t n = FIELD_SNAP_HEADER + 4;
     for (uint32_t i = 0; i < f->nflavours; i++) {
         const field_flavour_t *fl = &f->fl[i];
@@ -135,15 +159,19 @@ size_t field_snapshot_size(const field_t *f) {
                  8 * (size_t)count_nonzero_u32(fl->last, cells);
         } else {
             n += (size_t)FIELD_SNAP_ENTRY * fl->count;
-            for (uint32_t j = 0; j < fl->count; j++) n += fl->entries[j].last ? 8 : 0;
+            for (uint32_t j = 0; j < fl->count; j++) {
+                n += fl->entries[j].last ? 8 : 0;
+            }
         }
     }
     return n;
 }
 
 int field_digest(const field_t *f, uint8_t out[FIELD_DIGEST_SIZE]) {
-    if (!f || !out) return FIELD_ERR_ARG;
-    emit_t e = {.buf = NULL, .hashing = 1};
+    if (!f || !out) {
+        return FIELD_ERR_ARG;
+    }
+    emit_t e = { .buf = NULL, .hashing = 1 };
     sha256_init(&e.sha);
     emit_body(f, &e);
     sha256_final(&e.sha, out);
@@ -151,12 +179,18 @@ int field_digest(const field_t *f, uint8_t out[FIELD_DIGEST_SIZE]) {
 }
 
 int field_snapshot(const field_t *f, void *buf, size_t cap, size_t *len) {
-    if (!f || !buf || !len) return FIELD_ERR_ARG;
+    if (!f || !buf || !len) {
+        return FIELD_ERR_ARG;
+    }
     size_t size = field_snapshot_size(f);
-    if (cap < size) return FIELD_ERR_NOMEM;
-    if (size > UINT32_MAX) return FIELD_ERR_RANGE;
+    if (cap < size) {
+        return FIELD_ERR_NOMEM;
+    }
+    if (size > UINT32_MAX) {
+        return FIELD_ERR_RANGE;
+    }
     uint8_t *b = buf;
-    emit_t e = {.buf = b, .pos = FIELD_SNAP_HEADER, .hashing = 1};
+    emit_t e = { .buf = b, .pos = FIELD_SNAP_HEADER, .hashing = 1 };
     sha256_init(&e.sha);
     emit_body(f, &e);
     memset(b, 0, FIELD_SNAP_HEADER);

@@ -32,10 +32,26 @@ static void tick_grid(field_flavour_t *fl) {
             size_t i = (size_t)y * w + x;
             float acc = 0.0f;
             int walls = 0;
-            if (x > 0) acc = acc + s[i - 1]; else walls++;
-            if (x + 1 < w) acc = acc + s[i + 1]; else walls++;
-            if (y > 0) acc = acc + s[i - w]; else walls++;
-            if (y + 1 < h) acc = acc + s[i + w]; else walls++;
+            if (x > 0) {
+                acc = acc + s[i - 1];
+            } else {
+                walls++;
+            }
+            if (x + 1 < w) {
+                acc = acc + s[i + 1];
+            } else {
+                walls++;
+            }
+            if (y > 0) {
+                acc = acc + s[i - w];
+            } else {
+                walls++;
+            }
+            if (y + 1 < h) {
+                acc = acc + s[i + w];
+            } else {
+                walls++;
+            }
             float kept = s[i] * fl->self_w[walls];
             float got = share * acc;
             float v = kept + got;
@@ -50,7 +66,7 @@ static void tick_grid(field_flavour_t *fl) {
     fl->cells = d;
     fl->pending = s;
     memset(s, 0, n * sizeof(float));
-    fl->stats = (field_tick_stats_t){before, fl->deposited, clipped, dropped, after};
+    fl->stats = (field_tick_stats_t){ before, fl->deposited, clipped, dropped, after };
 }
 
 // Keyed flavours do not diffuse. An entry whose value ends below min, or at 0, is
@@ -78,27 +94,38 @@ static void tick_keyed(field_flavour_t *fl) {
         after += (double)v;
     }
     fl->count = out;
-    fl->stats = (field_tick_stats_t){before, fl->deposited, clipped, dropped, after};
+    fl->stats = (field_tick_stats_t){ before, fl->deposited, clipped, dropped, after };
 }
 
 int field_check_invariant(const field_t *f, uint32_t flavour, double rel_tol) {
     const field_flavour_t *fl = field_flavour_c(f, flavour);
-    if (!fl) return f ? FIELD_ERR_FLAVOUR : FIELD_ERR_ARG;
-    if (!(rel_tol >= 0.0)) return FIELD_ERR_ARG;
+    if (!fl) {
+        return f ? FIELD_ERR_FLAVOUR : FIELD_ERR_ARG;
+    }
+    if (!(rel_tol >= 0.0)) {
+        return FIELD_ERR_ARG;
+    }
     const field_tick_stats_t *st = &fl->stats;
     double expected = (double)fl->keep * (st->before + st->deposited - st->clipped) - st->dropped;
     double err = st->after - expected;
-    if (err < 0) err = -err;
+    if (err < 0) {
+        err = -err;
+    }
     double scale = st->before + st->deposited;
     return err <= rel_tol * scale + 1e-30 ? FIELD_OK : FIELD_ERR_INVARIANT;
 }
 
 int field_tick(field_t *f) {
-    if (!f) return FIELD_ERR_ARG;
+    if (!f) {
+        return FIELD_ERR_ARG;
+    }
     for (uint32_t i = 0; i < f->nflavours; i++) {
         field_flavour_t *fl = &f->fl[i];
-        if (fl->kind == FIELD_GRID) tick_grid(fl);
-        else tick_keyed(fl);
+        if (fl->kind == FIELD_GRID) {
+            tick_grid(fl);
+        } else {
+            tick_keyed(fl);
+        }
         fl->deposited = 0.0;
         fl->clipped = 0.0;
     }
@@ -110,8 +137,11 @@ int field_tick(field_t *f) {
     field_journal_append(f, &r);
     field_watch_check(f, 1);
     if (f->check_invariant) {
-        for (uint32_t i = 0; i < f->nflavours; i++)
-            if (field_check_invariant(f, i, f->invariant_tol)) return FIELD_ERR_INVARIANT;
+        for (uint32_t i = 0; i < f->nflavours; i++) {
+            if (field_check_invariant(f, i, f->invariant_tol)) {
+                return FIELD_ERR_INVARIANT;
+            }
+        }
     }
     return FIELD_OK;
 }

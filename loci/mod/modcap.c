@@ -17,7 +17,7 @@ MP_DEFINE_EXCEPTION(CapError, ValueError)
 
 typedef struct {
     mp_obj_base_t base;
-    cap_table_t t;      // t.slots is the head of the arena, one GC block (see modfield.h)
+    cap_table_t t;  // t.slots is the head of the arena, one GC block (see modfield.h)
 } mp_cap_table_t;
 
 // The handle. The type has no make_new, so only this file creates one; its fields are
@@ -75,13 +75,15 @@ static uint64_t get_u64(mp_obj_t o, const char *what) {
     if (!mp_obj_is_int(o) || mp_obj_int_sign(o) < 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s must be an int >= 0"), what);
     }
-    uint8_t b[9] = {0};
+    uint8_t b[9] = { 0 };
     mp_obj_int_to_bytes_impl(o, false, sizeof b, b);
     if (b[8] != 0) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s must be < 2**64"), what);
     }
     uint64_t v = 0;
-    for (int i = 7; i >= 0; i--) v = v << 8 | b[i];
+    for (int i = 7; i >= 0; i--) {
+        v = v << 8 | b[i];
+    }
     return v;
 }
 
@@ -97,7 +99,7 @@ static void get_pair(mp_obj_t o, const char *what, size_t n, mp_obj_t **items) {
     mp_obj_get_array(o, &len, items);
     if (len != n) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s must have %d items"), what,
-            (int)n);
+                          (int)n);
     }
 }
 
@@ -123,7 +125,7 @@ static void get_keys(mp_obj_t o, cap_scope_t *s) {
     mp_obj_get_array(o, &n, &it);
     if (n > CAP_MAX_KEYS) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("at most %d key prefixes"),
-            CAP_MAX_KEYS);
+                          CAP_MAX_KEYS);
     }
     s->has_keys = 1;
     s->nkeys = (uint8_t)n;
@@ -135,7 +137,7 @@ static void get_keys(mp_obj_t o, cap_scope_t *s) {
         const char *k = mp_obj_str_get_data(it[i], &len);
         if (len > CAP_KEY_MAX) {
             mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("key prefix longer than %d bytes"),
-                CAP_KEY_MAX);
+                              CAP_KEY_MAX);
         }
         s->keylen[i] = (uint8_t)len;
         memcpy(s->keys[i], k, len);
@@ -145,8 +147,9 @@ static void get_keys(mp_obj_t o, cap_scope_t *s) {
 // An IO or MEM range (lo, hi), inclusive; None, () or False means none.
 static void get_range(mp_obj_t o, const char *what, uint8_t *has, uint64_t *lo, uint64_t *hi) {
     *has = 0;
-    if (o == mp_const_none || o == mp_const_false || ((mp_obj_is_type(o, &mp_type_tuple) ||
-        mp_obj_is_type(o, &mp_type_list)) && mp_obj_get_int(mp_obj_len(o)) == 0)) {
+    if (o == mp_const_none || o == mp_const_false ||
+        ((mp_obj_is_type(o, &mp_type_tuple) || mp_obj_is_type(o, &mp_type_list)) &&
+         mp_obj_get_int(mp_obj_len(o)) == 0)) {
         return;
     }
     mp_obj_t *it;
@@ -179,26 +182,29 @@ static uint64_t get_expires(mp_obj_t o) {
 // ---- Table ------------------------------------------------------------------------
 
 static mp_obj_t table_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw,
-    const mp_obj_t *all_args) {
-    enum { ARG_capacity, ARG_audit };
+                               const mp_obj_t *all_args) {
+    enum {
+        ARG_capacity,
+        ARG_audit
+    };
     static const mp_arg_t allowed[] = {
-        { MP_QSTR_capacity, MP_ARG_INT, {.u_int = 4096} },
-        { MP_QSTR_audit, MP_ARG_INT, {.u_int = 65536} },
+        { MP_QSTR_capacity, MP_ARG_INT, { .u_int = 4096 } },
+        { MP_QSTR_audit, MP_ARG_INT, { .u_int = 65536 } },
     };
     mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
     mp_arg_parse_all_kw_array(n_args, n_kw, all_args, MP_ARRAY_SIZE(allowed), allowed, a);
     mp_int_t cap = a[ARG_capacity].u_int, audit = a[ARG_audit].u_int;
     if (cap < 1 || cap > CAP_MAX_CAPACITY || audit < 2 || audit > CAP_MAX_AUDIT) {
         mp_raise_msg_varg(&mp_type_ValueError,
-            MP_ERROR_TEXT("capacity must be 1..%d and audit 2..%d"), CAP_MAX_CAPACITY,
-            CAP_MAX_AUDIT);
+                          MP_ERROR_TEXT("capacity must be 1..%d and audit 2..%d"), CAP_MAX_CAPACITY,
+                          CAP_MAX_AUDIT);
     }
     size_t size = cap_arena_size((uint32_t)cap, (uint32_t)audit);
     mp_cap_table_t *o = mp_obj_malloc(mp_cap_table_t, type);
     uint8_t *arena = m_new_maybe(uint8_t, size);
     if (arena == NULL) {
-        mp_raise_msg_varg(&mp_type_MemoryError,
-            MP_ERROR_TEXT("capability table needs %u bytes"), (unsigned)size);
+        mp_raise_msg_varg(&mp_type_MemoryError, MP_ERROR_TEXT("capability table needs %u bytes"),
+                          (unsigned)size);
     }
     if (table_ids == 0) {
         table_ids = (uint64_t)mp_hal_ticks_cpu() << 32;
@@ -214,19 +220,29 @@ static mp_obj_t table_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
 // grant(owner, rights, flavours=0, region=None, keys=None, rate=-1.0, expires=0,
 //       io=None, mem=None, by=0) -> Cap
 static mp_obj_t table_grant(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
-    enum { ARG_owner, ARG_rights, ARG_flavours, ARG_region, ARG_keys, ARG_rate, ARG_expires,
-           ARG_io, ARG_mem, ARG_by };
+    enum {
+        ARG_owner,
+        ARG_rights,
+        ARG_flavours,
+        ARG_region,
+        ARG_keys,
+        ARG_rate,
+        ARG_expires,
+        ARG_io,
+        ARG_mem,
+        ARG_by
+    };
     static const mp_arg_t allowed[] = {
-        { MP_QSTR_owner, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_rights, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_flavours, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
-        { MP_QSTR_region, MP_ARG_OBJ, {.u_obj = mp_const_none} },
-        { MP_QSTR_keys, MP_ARG_OBJ, {.u_obj = mp_const_none} },
-        { MP_QSTR_rate, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(-1)} },
-        { MP_QSTR_expires, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
-        { MP_QSTR_io, MP_ARG_OBJ, {.u_obj = mp_const_none} },
-        { MP_QSTR_mem, MP_ARG_OBJ, {.u_obj = mp_const_none} },
-        { MP_QSTR_by, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
+        { MP_QSTR_owner, MP_ARG_REQUIRED | MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_rights, MP_ARG_REQUIRED | MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_flavours, MP_ARG_OBJ, { .u_obj = MP_OBJ_NEW_SMALL_INT(0) } },
+        { MP_QSTR_region, MP_ARG_OBJ, { .u_obj = mp_const_none } },
+        { MP_QSTR_keys, MP_ARG_OBJ, { .u_obj = mp_const_none } },
+        { MP_QSTR_rate, MP_ARG_OBJ, { .u_obj = MP_OBJ_NEW_SMALL_INT(-1) } },
+        { MP_QSTR_expires, MP_ARG_OBJ, { .u_obj = MP_OBJ_NEW_SMALL_INT(0) } },
+        { MP_QSTR_io, MP_ARG_OBJ, { .u_obj = mp_const_none } },
+        { MP_QSTR_mem, MP_ARG_OBJ, { .u_obj = mp_const_none } },
+        { MP_QSTR_by, MP_ARG_OBJ, { .u_obj = MP_OBJ_NEW_SMALL_INT(0) } },
     };
     mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
     mp_arg_parse_all(n_args - 1, pos + 1, kw, MP_ARRAY_SIZE(allowed), allowed, a);
@@ -236,8 +252,12 @@ static mp_obj_t table_grant(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     uint32_t owner = get_u32(a[ARG_owner].u_obj, "owner");
     s.rights = get_u32(a[ARG_rights].u_obj, "rights");
     s.flavours = get_u32(a[ARG_flavours].u_obj, "flavours");
-    if (a[ARG_region].u_obj != mp_const_none) get_region(a[ARG_region].u_obj, &s);
-    if (a[ARG_keys].u_obj != mp_const_none) get_keys(a[ARG_keys].u_obj, &s);
+    if (a[ARG_region].u_obj != mp_const_none) {
+        get_region(a[ARG_region].u_obj, &s);
+    }
+    if (a[ARG_keys].u_obj != mp_const_none) {
+        get_keys(a[ARG_keys].u_obj, &s);
+    }
     s.rate = get_rate(a[ARG_rate].u_obj);
     s.expires = get_expires(a[ARG_expires].u_obj);
     get_range(a[ARG_io].u_obj, "io (lo, hi)", &s.has_io, &s.io_lo, &s.io_hi);
@@ -247,7 +267,9 @@ static mp_obj_t table_grant(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     }
     cap_ref_t ref;
     int rc = cap_grant(t, owner, &s, get_u32(a[ARG_by].u_obj, "by"), &ref);
-    if (rc != CAP_OK) raise_err(rc, "grant");
+    if (rc != CAP_OK) {
+        raise_err(rc, "grant");
+    }
     return new_cap(&ref, owner);
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(table_grant_obj, 3, table_grant);
@@ -256,20 +278,31 @@ static MP_DEFINE_CONST_FUN_OBJ_KW(table_grant_obj, 3, table_grant);
 // Every argument given means what it means in grant() (region None: everywhere, io None:
 // no ports, ...); an argument left out keeps the parent's value.
 static mp_obj_t table_derive(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
-    enum { ARG_cap, ARG_owner, ARG_rights, ARG_flavours, ARG_region, ARG_keys, ARG_rate,
-           ARG_expires, ARG_io, ARG_mem, ARG_by };
+    enum {
+        ARG_cap,
+        ARG_owner,
+        ARG_rights,
+        ARG_flavours,
+        ARG_region,
+        ARG_keys,
+        ARG_rate,
+        ARG_expires,
+        ARG_io,
+        ARG_mem,
+        ARG_by
+    };
     static const mp_arg_t allowed[] = {
-        { MP_QSTR_cap, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_owner, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_rights, MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_flavours, MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_region, MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_keys, MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_rate, MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_expires, MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_io, MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_mem, MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_by, MP_ARG_OBJ, {.u_obj = mp_const_none} },
+        { MP_QSTR_cap, MP_ARG_REQUIRED | MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_owner, MP_ARG_REQUIRED | MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_rights, MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_flavours, MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_region, MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_keys, MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_rate, MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_expires, MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_io, MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_mem, MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_by, MP_ARG_OBJ, { .u_obj = mp_const_none } },
     };
     mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
     mp_arg_parse_all(n_args - 1, pos + 1, kw, MP_ARRAY_SIZE(allowed), allowed, a);
@@ -282,53 +315,82 @@ static mp_obj_t table_derive(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     cap_scope_t s;
     memset(&s, 0, sizeof s);
     const cap_slot_t *p;
-    if (cap_lookup(t, &c->ref, &p) == CAP_OK) s = p->s;
-    #define GIVEN(arg) (a[arg].u_obj != MP_OBJ_NULL)
-    if (GIVEN(ARG_rights)) s.rights = get_u32(a[ARG_rights].u_obj, "rights");
-    if (GIVEN(ARG_flavours)) s.flavours = get_u32(a[ARG_flavours].u_obj, "flavours");
+    if (cap_lookup(t, &c->ref, &p) == CAP_OK) {
+        s = p->s;
+    }
+#define GIVEN(arg) (a[arg].u_obj != MP_OBJ_NULL)
+    if (GIVEN(ARG_rights)) {
+        s.rights = get_u32(a[ARG_rights].u_obj, "rights");
+    }
+    if (GIVEN(ARG_flavours)) {
+        s.flavours = get_u32(a[ARG_flavours].u_obj, "flavours");
+    }
     if (GIVEN(ARG_region)) {
         s.has_region = 0;
-        if (a[ARG_region].u_obj != mp_const_none) get_region(a[ARG_region].u_obj, &s);
+        if (a[ARG_region].u_obj != mp_const_none) {
+            get_region(a[ARG_region].u_obj, &s);
+        }
     }
     if (GIVEN(ARG_keys)) {
         s.has_keys = 0;
         s.nkeys = 0;
         memset(s.keylen, 0, sizeof s.keylen);
-        if (a[ARG_keys].u_obj != mp_const_none) get_keys(a[ARG_keys].u_obj, &s);
+        if (a[ARG_keys].u_obj != mp_const_none) {
+            get_keys(a[ARG_keys].u_obj, &s);
+        }
     }
-    if (GIVEN(ARG_rate)) s.rate = get_rate(a[ARG_rate].u_obj);
-    if (GIVEN(ARG_expires)) s.expires = get_expires(a[ARG_expires].u_obj);
-    if (GIVEN(ARG_io)) get_range(a[ARG_io].u_obj, "io (lo, hi)", &s.has_io, &s.io_lo, &s.io_hi);
+    if (GIVEN(ARG_rate)) {
+        s.rate = get_rate(a[ARG_rate].u_obj);
+    }
+    if (GIVEN(ARG_expires)) {
+        s.expires = get_expires(a[ARG_expires].u_obj);
+    }
+    if (GIVEN(ARG_io)) {
+        get_range(a[ARG_io].u_obj, "io (lo, hi)", &s.has_io, &s.io_lo, &s.io_hi);
+    }
     if (GIVEN(ARG_mem)) {
         get_range(a[ARG_mem].u_obj, "mem (lo, hi)", &s.has_mem, &s.mem_lo, &s.mem_hi);
     }
-    #undef GIVEN
+#undef GIVEN
     if (s.rights & ~(uint32_t)CAP_ALL_RIGHTS) {
         mp_raise_ValueError(MP_ERROR_TEXT("rights: unknown bits"));
     }
     cap_ref_t ref;
     int rc = cap_derive(t, &c->ref, owner, &s, by, &ref);
-    if (rc != CAP_OK) raise_err(rc, "derive");
+    if (rc != CAP_OK) {
+        raise_err(rc, "derive");
+    }
     return new_cap(&ref, owner);
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(table_derive_obj, 3, table_derive);
 
 // check(cap, owner, op, flavour, x=-1, y=-1, key=None, amount=0.0, now=0, w=1, h=1) -> code
 static mp_obj_t table_check(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
-    enum { ARG_cap, ARG_owner, ARG_op, ARG_flavour, ARG_x, ARG_y, ARG_key, ARG_amount, ARG_now,
-           ARG_w, ARG_h };
+    enum {
+        ARG_cap,
+        ARG_owner,
+        ARG_op,
+        ARG_flavour,
+        ARG_x,
+        ARG_y,
+        ARG_key,
+        ARG_amount,
+        ARG_now,
+        ARG_w,
+        ARG_h
+    };
     static const mp_arg_t allowed[] = {
-        { MP_QSTR_cap, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_owner, MP_ARG_REQUIRED | MP_ARG_OBJ, {.u_obj = MP_OBJ_NULL} },
-        { MP_QSTR_op, MP_ARG_REQUIRED | MP_ARG_INT, {.u_int = 0} },
-        { MP_QSTR_flavour, MP_ARG_INT, {.u_int = 0} },
-        { MP_QSTR_x, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(-1)} },
-        { MP_QSTR_y, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(-1)} },
-        { MP_QSTR_key, MP_ARG_OBJ, {.u_obj = mp_const_none} },
-        { MP_QSTR_amount, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
-        { MP_QSTR_now, MP_ARG_OBJ, {.u_obj = MP_OBJ_NEW_SMALL_INT(0)} },
-        { MP_QSTR_w, MP_ARG_INT, {.u_int = 1} },
-        { MP_QSTR_h, MP_ARG_INT, {.u_int = 1} },
+        { MP_QSTR_cap, MP_ARG_REQUIRED | MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_owner, MP_ARG_REQUIRED | MP_ARG_OBJ, { .u_obj = MP_OBJ_NULL } },
+        { MP_QSTR_op, MP_ARG_REQUIRED | MP_ARG_INT, { .u_int = 0 } },
+        { MP_QSTR_flavour, MP_ARG_INT, { .u_int = 0 } },
+        { MP_QSTR_x, MP_ARG_OBJ, { .u_obj = MP_OBJ_NEW_SMALL_INT(-1) } },
+        { MP_QSTR_y, MP_ARG_OBJ, { .u_obj = MP_OBJ_NEW_SMALL_INT(-1) } },
+        { MP_QSTR_key, MP_ARG_OBJ, { .u_obj = mp_const_none } },
+        { MP_QSTR_amount, MP_ARG_OBJ, { .u_obj = MP_OBJ_NEW_SMALL_INT(0) } },
+        { MP_QSTR_now, MP_ARG_OBJ, { .u_obj = MP_OBJ_NEW_SMALL_INT(0) } },
+        { MP_QSTR_w, MP_ARG_INT, { .u_int = 1 } },
+        { MP_QSTR_h, MP_ARG_INT, { .u_int = 1 } },
     };
     mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
     mp_arg_parse_all(n_args - 1, pos + 1, kw, MP_ARRAY_SIZE(allowed), allowed, a);
@@ -368,7 +430,9 @@ static mp_obj_t table_check(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     r.amount = (double)mp_obj_get_float(a[ARG_amount].u_obj);
     r.now = get_u64(a[ARG_now].u_obj, "now");
     int rc = cap_check(t, &c->ref, get_u32(a[ARG_owner].u_obj, "owner"), &r);
-    if (rc == CAP_E_ARG) raise_err(rc, "check");
+    if (rc == CAP_E_ARG) {
+        raise_err(rc, "check");
+    }
     return MP_OBJ_NEW_SMALL_INT(rc);
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(table_check_obj, 4, table_check);
@@ -383,7 +447,7 @@ static mp_obj_t table_refuse(size_t n_args, const mp_obj_t *args) {
     }
     cap_table_t *t = table_of(args[0]);
     int rc = cap_refuse(t, get_u32(args[1], "owner"), (uint32_t)op,
-        fl < 0 ? 0xffffffffu : (uint32_t)fl, 0);
+                        fl < 0 ? 0xffffffffu : (uint32_t)fl, 0);
     return MP_OBJ_NEW_SMALL_INT(rc);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(table_refuse_obj, 3, 4, table_refuse);
@@ -400,7 +464,9 @@ static mp_obj_t table_revoke(size_t n_args, const mp_obj_t *args) {
     mp_cap_t *c = cap_of(args[1]);
     uint32_t n;
     int rc = cap_revoke(t, &c->ref, n_args > 2 ? get_u32(args[2], "by") : 0, &n);
-    if (rc != CAP_OK) raise_err(rc, "revoke");
+    if (rc != CAP_OK) {
+        raise_err(rc, "revoke");
+    }
     return mp_obj_new_int_from_uint(n);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(table_revoke_obj, 2, 3, table_revoke);
@@ -409,9 +475,10 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(table_revoke_obj, 2, 3, table_revoke)
 static mp_obj_t table_retire(size_t n_args, const mp_obj_t *args) {
     cap_table_t *t = table_of(args[0]);
     uint32_t n;
-    int rc = cap_retire(t, get_u32(args[1], "owner"), n_args > 2 ? get_u32(args[2], "by") : 0,
-        &n);
-    if (rc != CAP_OK) raise_err(rc, "retire");
+    int rc = cap_retire(t, get_u32(args[1], "owner"), n_args > 2 ? get_u32(args[2], "by") : 0, &n);
+    if (rc != CAP_OK) {
+        raise_err(rc, "retire");
+    }
     return mp_obj_new_int_from_uint(n);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(table_retire_obj, 2, 3, table_retire);
@@ -419,7 +486,9 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(table_retire_obj, 2, 3, table_retire)
 static mp_obj_t table_expire(mp_obj_t self, mp_obj_t now) {
     uint32_t n;
     int rc = cap_expire(table_of(self), get_u64(now, "now"), &n);
-    if (rc != CAP_OK) raise_err(rc, "expire");
+    if (rc != CAP_OK) {
+        raise_err(rc, "expire");
+    }
     return mp_obj_new_int_from_uint(n);
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(table_expire_obj, table_expire);
@@ -431,7 +500,7 @@ static mp_obj_t table_held(mp_obj_t self, mp_obj_t owner_in) {
     for (uint32_t i = 0; i < t->capacity; i++) {
         const cap_slot_t *s = &t->slots[i];
         if (s->live && s->owner == owner) {
-            cap_ref_t ref = {t->id, i, s->gen};
+            cap_ref_t ref = { t->id, i, s->gen };
             mp_obj_list_append(list, new_cap(&ref, owner));
         }
     }
@@ -440,8 +509,10 @@ static mp_obj_t table_held(mp_obj_t self, mp_obj_t owner_in) {
 static MP_DEFINE_CONST_FUN_OBJ_2(table_held_obj, table_held);
 
 static mp_obj_t range_obj(uint8_t has, uint64_t lo, uint64_t hi) {
-    if (!has) return mp_const_none;
-    mp_obj_t v[2] = {u64_obj(lo), u64_obj(hi)};
+    if (!has) {
+        return mp_const_none;
+    }
+    mp_obj_t v[2] = { u64_obj(lo), u64_obj(hi) };
     return mp_obj_new_tuple(2, v);
 }
 
@@ -451,9 +522,11 @@ static mp_obj_t table_info(mp_obj_t self, mp_obj_t cap_in) {
     mp_cap_t *c = cap_of(cap_in);
     const cap_slot_t *s;
     int rc = cap_lookup(t, &c->ref, &s);
-    if (rc != CAP_OK) raise_err(rc, "info");
+    if (rc != CAP_OK) {
+        raise_err(rc, "info");
+    }
     mp_obj_t d = mp_obj_new_dict(16);
-    #define PUT(k, v) mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_##k), (v))
+#define PUT(k, v) mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_##k), (v))
     PUT(owner, mp_obj_new_int_from_uint(s->owner));
     PUT(slot, mp_obj_new_int_from_uint(c->ref.slot));
     PUT(gen, mp_obj_new_int_from_uint(s->gen));
@@ -461,8 +534,8 @@ static mp_obj_t table_info(mp_obj_t self, mp_obj_t cap_in) {
     PUT(rights, mp_obj_new_int_from_uint(s->s.rights));
     PUT(flavours, mp_obj_new_int_from_uint(s->s.flavours));
     if (s->s.has_region) {
-        mp_obj_t r[4] = {mp_obj_new_int_from_uint(s->s.x0), mp_obj_new_int_from_uint(s->s.y0),
-                         mp_obj_new_int_from_uint(s->s.w), mp_obj_new_int_from_uint(s->s.h)};
+        mp_obj_t r[4] = { mp_obj_new_int_from_uint(s->s.x0), mp_obj_new_int_from_uint(s->s.y0),
+                          mp_obj_new_int_from_uint(s->s.w), mp_obj_new_int_from_uint(s->s.h) };
         PUT(region, mp_obj_new_tuple(4, r));
     } else {
         PUT(region, mp_const_none);
@@ -481,14 +554,14 @@ static mp_obj_t table_info(mp_obj_t self, mp_obj_t cap_in) {
     PUT(expires, u64_obj(s->s.expires));
     PUT(io, range_obj(s->s.has_io, s->s.io_lo, s->s.io_hi));
     PUT(mem, range_obj(s->s.has_mem, s->s.mem_lo, s->s.mem_hi));
-    #undef PUT
+#undef PUT
     return d;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(table_info_obj, table_info);
 
 static const qstr rec_kinds[] = {
-    MP_QSTR_, MP_QSTR_GRANT, MP_QSTR_DERIVE, MP_QSTR_REFUSED, MP_QSTR_REVOKE, MP_QSTR_EXPIRE,
-    MP_QSTR_RETIRE, MP_QSTR_CHECKPOINT,
+    MP_QSTR_,       MP_QSTR_GRANT,  MP_QSTR_DERIVE, MP_QSTR_REFUSED,
+    MP_QSTR_REVOKE, MP_QSTR_EXPIRE, MP_QSTR_RETIRE, MP_QSTR_CHECKPOINT,
 };
 
 static mp_obj_t slot_obj(uint32_t v) {
@@ -509,9 +582,13 @@ static mp_obj_t rec_tuple(const cap_rec_t *r) {
         u64_obj(r->seq),
         MP_OBJ_NEW_QSTR(r->kind <= CAP_REC_CHECKPOINT ? rec_kinds[r->kind] : MP_QSTR_),
         u64_obj(r->tick),
-        mp_obj_new_int_from_uint(r->actor), mp_obj_new_int_from_uint(r->owner),
-        slot_obj(r->slot), mp_obj_new_int_from_uint(r->gen), slot_obj(r->parent),
-        mp_obj_new_int_from_uint(r->rights), mp_obj_new_int_from_uint(r->aux),
+        mp_obj_new_int_from_uint(r->actor),
+        mp_obj_new_int_from_uint(r->owner),
+        slot_obj(r->slot),
+        mp_obj_new_int_from_uint(r->gen),
+        slot_obj(r->parent),
+        mp_obj_new_int_from_uint(r->rights),
+        mp_obj_new_int_from_uint(r->aux),
         r->kind == CAP_REC_REFUSED ? mp_obj_new_str_from_cstr(cap_why(r->reason)) : mp_const_none,
         extra,
     };
@@ -522,7 +599,9 @@ static mp_obj_t rec_tuple(const cap_rec_t *r) {
 static mp_obj_t table_audit(mp_obj_t self, mp_obj_t n_in) {
     cap_table_t *t = table_of(self);
     uint32_t n = get_u32(n_in, "n");
-    if (n > t->audit_len) n = t->audit_len;
+    if (n > t->audit_len) {
+        n = t->audit_len;
+    }
     mp_obj_t list = mp_obj_new_list(0, NULL);
     for (uint32_t i = t->audit_len - n; i < t->audit_len; i++) {
         cap_rec_t r;
@@ -555,7 +634,9 @@ static mp_obj_t table_audit_export(mp_obj_t self) {
     vstr_t v;
     vstr_init_len(&v, size);
     int rc = cap_audit_export(t, (uint8_t *)v.buf, size, &n);
-    if (rc != CAP_OK) raise_err(rc, "audit_export");
+    if (rc != CAP_OK) {
+        raise_err(rc, "audit_export");
+    }
     return mp_obj_new_bytes_from_vstr(&v);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(table_audit_export_obj, table_audit_export);
@@ -564,14 +645,14 @@ static MP_DEFINE_CONST_FUN_OBJ_1(table_audit_export_obj, table_audit_export);
 static mp_obj_t table_stats(mp_obj_t self) {
     cap_table_t *t = table_of(self);
     mp_obj_t d = mp_obj_new_dict(6);
-    #define PUT(k, v) mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_##k), u64_obj(v))
+#define PUT(k, v) mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_##k), u64_obj(v))
     PUT(capacity, t->capacity);
     PUT(live, t->live);
     PUT(audit_cap, t->audit_cap);
     PUT(audit_count, t->audit_len);
     PUT(seq, t->seq);
     PUT(now, t->now);
-    #undef PUT
+#undef PUT
     return d;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(table_stats_obj, table_stats);
@@ -611,8 +692,8 @@ static const mp_rom_map_elem_t table_locals_table[] = {
 };
 static MP_DEFINE_CONST_DICT(table_locals_dict, table_locals_table);
 
-static MP_DEFINE_CONST_OBJ_TYPE(mp_type_Table, MP_QSTR_Table, MP_TYPE_FLAG_NONE,
-    make_new, table_make_new, attr, table_attr, locals_dict, &table_locals_dict);
+static MP_DEFINE_CONST_OBJ_TYPE(mp_type_Table, MP_QSTR_Table, MP_TYPE_FLAG_NONE, make_new,
+                                table_make_new, attr, table_attr, locals_dict, &table_locals_dict);
 
 // ---- Cap --------------------------------------------------------------------------
 
@@ -620,13 +701,13 @@ static void cap_print(const mp_print_t *print, mp_obj_t self, mp_print_kind_t ki
     (void)kind;
     mp_cap_t *c = MP_OBJ_TO_PTR(self);
     mp_printf(print, "<Cap %u.%u badge=%u>", (unsigned)c->ref.slot, (unsigned)c->ref.gen,
-        (unsigned)c->owner);
+              (unsigned)c->owner);
 }
 
 static void cap_attr(mp_obj_t self, qstr attr, mp_obj_t *dest) {
     mp_cap_t *c = MP_OBJ_TO_PTR(self);
     if (dest[0] != MP_OBJ_NULL) {
-        return;     // read-only: stores and deletes fail with AttributeError
+        return;  // read-only: stores and deletes fail with AttributeError
     }
     if (attr == MP_QSTR_badge) {
         dest[0] = mp_obj_new_int_from_uint(c->owner);
@@ -653,11 +734,11 @@ static mp_obj_t cap_unary_op(mp_unary_op_t op, mp_obj_t self) {
     }
     const cap_ref_t *r = &((mp_cap_t *)MP_OBJ_TO_PTR(self))->ref;
     return MP_OBJ_NEW_SMALL_INT((mp_int_t)((r->slot * 2654435761u) ^ r->gen ^ (uint32_t)r->table) &
-        0x3fffffff);
+                                0x3fffffff);
 }
 
-static MP_DEFINE_CONST_OBJ_TYPE(mp_type_Cap, MP_QSTR_Cap, MP_TYPE_FLAG_NONE,
-    print, cap_print, attr, cap_attr, binary_op, cap_binary_op, unary_op, cap_unary_op);
+static MP_DEFINE_CONST_OBJ_TYPE(mp_type_Cap, MP_QSTR_Cap, MP_TYPE_FLAG_NONE, print, cap_print, attr,
+                                cap_attr, binary_op, cap_binary_op, unary_op, cap_unary_op);
 
 // ---- module -----------------------------------------------------------------------
 
@@ -671,7 +752,9 @@ static mp_obj_t mod_chain(mp_obj_t data) {
     mp_buffer_info_t b;
     mp_get_buffer_raise(data, &b, MP_BUFFER_READ);
     uint8_t head[CAP_HASH_SIZE];
-    if (cap_audit_chain(b.buf, b.len, head) != CAP_OK) return mp_const_none;
+    if (cap_audit_chain(b.buf, b.len, head) != CAP_OK) {
+        return mp_const_none;
+    }
     return mp_obj_new_bytes(head, CAP_HASH_SIZE);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(mod_chain_obj, mod_chain);

@@ -58,8 +58,7 @@ uint32_t modfield_flavour(const field_t *f, mp_obj_t o) {
 uint32_t modfield_u32(mp_obj_t o, const char *what) {
     mp_int_t v = mp_obj_get_int(o);
     if (v < 0 || (uint64_t)v > 0xffffffffu) {
-        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s %d out of range"), what,
-            (int)v);
+        mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("%s %d out of range"), what, (int)v);
     }
     return (uint32_t)v;
 }
@@ -67,14 +66,14 @@ uint32_t modfield_u32(mp_obj_t o, const char *what) {
 void modfield_xy(const field_flavour_t *fl, mp_obj_t where, uint32_t *x, uint32_t *y) {
     if (fl->kind != FIELD_GRID) {
         mp_raise_msg_varg(&mp_type_FieldError, MP_ERROR_TEXT("'%s' is keyed: give a key"),
-            fl->name);
+                          fl->name);
     }
     mp_int_t xi, yi;
     if (mp_obj_is_int(where)) {
         mp_int_t c = mp_obj_get_int(where);
         if (c < 0 || (uint64_t)c >= (uint64_t)fl->w * fl->h) {
             mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("cell %d outside '%s' (%ux%u)"),
-                (int)c, fl->name, (unsigned)fl->w, (unsigned)fl->h);
+                              (int)c, fl->name, (unsigned)fl->w, (unsigned)fl->h);
         }
         *x = (uint32_t)(c % fl->w);
         *y = (uint32_t)(c / fl->w);
@@ -84,7 +83,7 @@ void modfield_xy(const field_flavour_t *fl, mp_obj_t where, uint32_t *x, uint32_
     mp_obj_t *items;
     if (!mp_obj_is_type(where, &mp_type_tuple) && !mp_obj_is_type(where, &mp_type_list)) {
         mp_raise_msg_varg(&mp_type_TypeError,
-            MP_ERROR_TEXT("'%s' is a grid: give (x, y) or a cell index"), fl->name);
+                          MP_ERROR_TEXT("'%s' is a grid: give (x, y) or a cell index"), fl->name);
     }
     mp_obj_get_array(where, &n, &items);
     if (n != 2) {
@@ -94,7 +93,7 @@ void modfield_xy(const field_flavour_t *fl, mp_obj_t where, uint32_t *x, uint32_
     yi = mp_obj_get_int(items[1]);
     if (xi < 0 || yi < 0 || (uint64_t)xi >= fl->w || (uint64_t)yi >= fl->h) {
         mp_raise_msg_varg(&mp_type_IndexError, MP_ERROR_TEXT("cell (%d, %d) outside '%s' (%ux%u)"),
-            (int)xi, (int)yi, fl->name, (unsigned)fl->w, (unsigned)fl->h);
+                          (int)xi, (int)yi, fl->name, (unsigned)fl->w, (unsigned)fl->h);
     }
     *x = (uint32_t)xi;
     *y = (uint32_t)yi;
@@ -107,7 +106,7 @@ const uint8_t *modfield_key(mp_obj_t o, size_t *len) {
     const uint8_t *k = (const uint8_t *)mp_obj_str_get_data(o, len);
     if (*len == 0 || *len > FIELD_KEY_MAX) {
         mp_raise_msg_varg(&mp_type_FieldError, MP_ERROR_TEXT("key must be 1..%d bytes, got %u"),
-            FIELD_KEY_MAX, (unsigned)*len);
+                          FIELD_KEY_MAX, (unsigned)*len);
     }
     return k;
 }
@@ -119,15 +118,17 @@ uint32_t modfield_who(mp_obj_t o) {
     mp_int_t v = mp_obj_get_int(o);
     if (v <= 0 || (uint64_t)v > 0xffffffffu) {
         mp_raise_msg_varg(&mp_type_FieldError,
-            MP_ERROR_TEXT("depositor id must be 1..2**32-1 or 'repl', got %d"), (int)v);
+                          MP_ERROR_TEXT("depositor id must be 1..2**32-1 or 'repl', got %d"),
+                          (int)v);
     }
     return (uint32_t)v;
 }
 
 mp_obj_t modfield_where(const field_flavour_t *fl, uint32_t index, const uint8_t *key,
-    uint8_t keylen) {
+                        uint8_t keylen) {
     if (fl->kind == FIELD_GRID) {
-        mp_obj_t xy[2] = {MP_OBJ_NEW_SMALL_INT(index % fl->w), MP_OBJ_NEW_SMALL_INT(index / fl->w)};
+        mp_obj_t xy[2] = { MP_OBJ_NEW_SMALL_INT(index % fl->w),
+                           MP_OBJ_NEW_SMALL_INT(index / fl->w) };
         return mp_obj_new_tuple(2, xy);
     }
     return mp_obj_new_bytes(key, keylen);
@@ -138,7 +139,7 @@ mp_obj_t modfield_where(const field_flavour_t *fl, uint32_t index, const uint8_t
 // Field(arena_bytes, journal_cap, depositor_cap, watch_cap): an empty field whose arena is
 // one GC block of arena_bytes (loci/python/field.py sizes it from the declared flavours).
 static mp_obj_t field_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw,
-    const mp_obj_t *args) {
+                               const mp_obj_t *args) {
     mp_arg_check_num(n_args, n_kw, 4, 4, false);
     mp_int_t size = mp_obj_get_int(args[0]);
     uint32_t jcap = modfield_u32(args[1], "journal capacity");
@@ -153,8 +154,8 @@ static mp_obj_t field_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
         gc_info_t info;
         gc_info(&info);
         mp_raise_msg_varg(&mp_type_MemoryError,
-            MP_ERROR_TEXT("field needs %u bytes; the heap's largest free run is %u"),
-            (unsigned)size, (unsigned)(info.max_free * MICROPY_BYTES_PER_GC_BLOCK));
+                          MP_ERROR_TEXT("field needs %u bytes; the heap's largest free run is %u"),
+                          (unsigned)size, (unsigned)(info.max_free * MICROPY_BYTES_PER_GC_BLOCK));
     }
     int rc = field_init(&o->f, arena, (size_t)size, jcap, dcap, wcap);
     if (rc != FIELD_OK) {
@@ -179,7 +180,9 @@ static mp_obj_t field_add_grid_m(size_t n_args, const mp_obj_t *args) {
     get_params(args[4], args[5], args[6], args[7], &p);
     uint32_t idx;
     modfield_check(field_add_grid(&s->f, mp_obj_str_get_str(args[1]),
-        modfield_u32(args[2], "width"), modfield_u32(args[3], "height"), &p, &idx), "add_grid");
+                                  modfield_u32(args[2], "width"), modfield_u32(args[3], "height"),
+                                  &p, &idx),
+                   "add_grid");
     return MP_OBJ_NEW_SMALL_INT(idx);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(field_add_grid_obj, 8, 8, field_add_grid_m);
@@ -192,7 +195,8 @@ static mp_obj_t field_add_keyed_m(size_t n_args, const mp_obj_t *args) {
     get_params(args[3], MP_OBJ_NEW_SMALL_INT(0), args[4], args[5], &p);
     uint32_t idx;
     modfield_check(field_add_keyed(&s->f, mp_obj_str_get_str(args[1]),
-        modfield_u32(args[2], "capacity"), &p, &idx), "add_keyed");
+                                   modfield_u32(args[2], "capacity"), &p, &idx),
+                   "add_keyed");
     return MP_OBJ_NEW_SMALL_INT(idx);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(field_add_keyed_obj, 6, 6, field_add_keyed_m);
@@ -206,9 +210,12 @@ static mp_obj_t field_flavours(mp_obj_t self_in) {
         mp_obj_t t[9] = {
             mp_obj_new_str(fl->name, fl->name_len),
             MP_OBJ_NEW_QSTR(fl->kind == FIELD_GRID ? MP_QSTR_grid : MP_QSTR_keyed),
-            mp_obj_new_int_from_uint(fl->w), mp_obj_new_int_from_uint(fl->h),
-            mp_obj_new_float(fl->p.evaporation), mp_obj_new_float(fl->p.diffusion),
-            mp_obj_new_float(fl->p.cap), mp_obj_new_float(fl->p.min),
+            mp_obj_new_int_from_uint(fl->w),
+            mp_obj_new_int_from_uint(fl->h),
+            mp_obj_new_float(fl->p.evaporation),
+            mp_obj_new_float(fl->p.diffusion),
+            mp_obj_new_float(fl->p.cap),
+            mp_obj_new_float(fl->p.min),
             mp_obj_new_int_from_uint(fl->kind == FIELD_GRID ? fl->w * fl->h : fl->count),
         };
         mp_obj_list_append(list, mp_obj_new_tuple(9, t));
@@ -221,7 +228,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(field_flavours_obj, field_flavours);
 static mp_obj_t field_info(mp_obj_t self_in) {
     field_t *f = &modfield_self(self_in)->f;
     mp_obj_t d = mp_obj_new_dict(10);
-    #define PUT(k, v) mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_##k), mp_obj_new_int_from_ull(v))
+#define PUT(k, v) mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_##k), mp_obj_new_int_from_ull(v))
     PUT(tick, f->tick);
     PUT(journal_next, f->journal_next);
     PUT(journal_oldest, field_journal_oldest(f));
@@ -232,7 +239,7 @@ static mp_obj_t field_info(mp_obj_t self_in) {
     PUT(depositors, f->deps_count);
     PUT(depositor_cap, f->deps_cap);
     PUT(watch_cap, f->watch_cap);
-    #undef PUT
+#undef PUT
     return d;
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(field_info_obj, field_info);
@@ -280,20 +287,21 @@ static const mp_rom_map_elem_t field_locals_table[] = {
 };
 static MP_DEFINE_CONST_DICT(field_locals_dict, field_locals_table);
 
-MP_DEFINE_CONST_OBJ_TYPE(mp_type_Field, MP_QSTR_Field, MP_TYPE_FLAG_NONE,
-    make_new, field_make_new, locals_dict, &field_locals_dict);
+MP_DEFINE_CONST_OBJ_TYPE(mp_type_Field, MP_QSTR_Field, MP_TYPE_FLAG_NONE, make_new, field_make_new,
+                         locals_dict, &field_locals_dict);
 
 // ---- module-level sizing helpers ----------------------------------------------------
 
 static mp_obj_t mod_base_size(mp_obj_t j, mp_obj_t d, mp_obj_t w) {
     return mp_obj_new_int_from_uint(field_base_size(modfield_u32(j, "journal capacity"),
-        modfield_u32(d, "depositor capacity"), modfield_u32(w, "watch capacity")));
+                                                    modfield_u32(d, "depositor capacity"),
+                                                    modfield_u32(w, "watch capacity")));
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(mod_base_size_obj, mod_base_size);
 
 static mp_obj_t mod_grid_size(mp_obj_t w, mp_obj_t h) {
-    return mp_obj_new_int_from_uint(field_grid_size(modfield_u32(w, "width"),
-        modfield_u32(h, "height")));
+    return mp_obj_new_int_from_uint(
+        field_grid_size(modfield_u32(w, "width"), modfield_u32(h, "height")));
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(mod_grid_size_obj, mod_grid_size);
 

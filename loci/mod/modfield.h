@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Private to the `_field` MicroPython module: the Field object and the argument and
 // error helpers its three C files share.
-#ifndef LOCI_MODFIELD_H
-#define LOCI_MODFIELD_H
+#ifndef LOCIOS_LOCI_MOD_MODFIELD_H
+#define LOCIOS_LOCI_MOD_MODFIELD_H
 
 #include "py/obj.h"
 #include "py/runtime.h"
@@ -44,7 +44,7 @@ uint32_t modfield_u32(mp_obj_t o, const char *what);
 uint32_t modfield_who(mp_obj_t o);
 // Python-side view of a cell index or a key.
 mp_obj_t modfield_where(const field_flavour_t *fl, uint32_t index, const uint8_t *key,
-    uint8_t keylen);
+                        uint8_t keylen);
 
 MP_DECLARE_CONST_FUN_OBJ_VAR_BETWEEN(modfield_deposit_obj);
 MP_DECLARE_CONST_FUN_OBJ_3(modfield_sense_obj);

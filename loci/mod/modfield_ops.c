@@ -14,7 +14,7 @@ static const field_flavour_t *grid_of(field_t *f, mp_obj_t o, uint32_t *idx) {
     const field_flavour_t *fl = flavour_of(f, o, idx);
     if (fl->kind != FIELD_GRID) {
         mp_raise_msg_varg(&mp_type_FieldError, MP_ERROR_TEXT("'%s' is keyed, not a grid"),
-            fl->name);
+                          fl->name);
     }
     return fl;
 }
@@ -78,7 +78,7 @@ MP_DEFINE_CONST_FUN_OBJ_3(modfield_last_obj, last);
 
 static void cell_args(field_t *f, const mp_obj_t *args, uint32_t *i, uint32_t *x, uint32_t *y) {
     const field_flavour_t *fl = grid_of(f, args[1], i);
-    mp_obj_t xy[2] = {args[2], args[3]};
+    mp_obj_t xy[2] = { args[2], args[3] };
     modfield_xy(fl, mp_obj_new_tuple(2, xy), x, y);
 }
 
@@ -106,7 +106,7 @@ static mp_obj_t gradient(size_t n_args, const mp_obj_t *args) {
     cell_args(f, args, &i, &x, &y);
     int dx, dy;
     modfield_check(field_gradient(f, i, x, y, &dx, &dy), "gradient");
-    mp_obj_t out[2] = {MP_OBJ_NEW_SMALL_INT(dx), MP_OBJ_NEW_SMALL_INT(dy)};
+    mp_obj_t out[2] = { MP_OBJ_NEW_SMALL_INT(dx), MP_OBJ_NEW_SMALL_INT(dy) };
     return mp_obj_new_tuple(2, out);
 }
 MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(modfield_gradient_obj, 4, 4, gradient);
@@ -121,9 +121,11 @@ static mp_obj_t region(size_t n_args, const mp_obj_t *args) {
     float mx;
     uint32_t arg;
     modfield_check(field_region(f, i, modfield_u32(args[2], "x0"), modfield_u32(args[3], "y0"),
-        modfield_u32(args[4], "w"), modfield_u32(args[5], "h"), &sum, &mx, &arg), "region");
-    mp_obj_t out[3] = {mp_obj_new_float(sum), mp_obj_new_float(mx),
-                       modfield_where(fl, arg, NULL, 0)};
+                                modfield_u32(args[4], "w"), modfield_u32(args[5], "h"), &sum, &mx,
+                                &arg),
+                   "region");
+    mp_obj_t out[3] = { mp_obj_new_float(sum), mp_obj_new_float(mx),
+                        modfield_where(fl, arg, NULL, 0) };
     return mp_obj_new_tuple(3, out);
 }
 MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(modfield_region_obj, 6, 6, region);
@@ -156,8 +158,8 @@ static mp_obj_t topk(mp_obj_t self_in, mp_obj_t fl_in, mp_obj_t k_in) {
     mp_obj_t list = mp_obj_new_list(n, NULL);
     mp_obj_list_t *l = MP_OBJ_TO_PTR(list);
     for (uint32_t j = 0; j < n; j++) {
-        mp_obj_t t[2] = {modfield_where(fl, hits[j].index, hits[j].key, hits[j].keylen),
-                         mp_obj_new_float(hits[j].value)};
+        mp_obj_t t[2] = { modfield_where(fl, hits[j].index, hits[j].key, hits[j].keylen),
+                          mp_obj_new_float(hits[j].value) };
         l->items[j] = mp_obj_new_tuple(2, t);
     }
     m_del(field_hit_t, hits, k ? k : 1);
@@ -191,9 +193,9 @@ MP_DEFINE_CONST_FUN_OBJ_3(modfield_check_invariant_obj, check_invariant);
 static mp_obj_t tick_stats(mp_obj_t self_in, mp_obj_t fl_in) {
     field_t *f = &modfield_self(self_in)->f;
     const field_tick_stats_t *s = &f->fl[modfield_flavour(f, fl_in)].stats;
-    mp_obj_t t[5] = {mp_obj_new_float(s->before), mp_obj_new_float(s->deposited),
-                     mp_obj_new_float(s->clipped), mp_obj_new_float(s->dropped),
-                     mp_obj_new_float(s->after)};
+    mp_obj_t t[5] = { mp_obj_new_float(s->before), mp_obj_new_float(s->deposited),
+                      mp_obj_new_float(s->clipped), mp_obj_new_float(s->dropped),
+                      mp_obj_new_float(s->after) };
     return mp_obj_new_tuple(5, t);
 }
 MP_DEFINE_CONST_FUN_OBJ_2(modfield_tick_stats_obj, tick_stats);
@@ -215,13 +217,13 @@ static mp_obj_t keyed_items(mp_obj_t self_in, mp_obj_t fl_in) {
     const field_flavour_t *fl = flavour_of(f, fl_in, &i);
     if (fl->kind != FIELD_KEYED) {
         mp_raise_msg_varg(&mp_type_FieldError, MP_ERROR_TEXT("'%s' is a grid, not keyed"),
-            fl->name);
+                          fl->name);
     }
     mp_obj_t list = mp_obj_new_list(0, NULL);
     for (uint32_t j = 0; j < fl->count; j++) {
         const field_entry_t *e = &fl->entries[j];
-        mp_obj_t t[4] = {mp_obj_new_bytes(e->key, e->len), mp_obj_new_float(e->value),
-                         mp_obj_new_float(e->pending), mp_obj_new_int_from_uint(e->last)};
+        mp_obj_t t[4] = { mp_obj_new_bytes(e->key, e->len), mp_obj_new_float(e->value),
+                          mp_obj_new_float(e->pending), mp_obj_new_int_from_uint(e->last) };
         mp_obj_list_append(list, mp_obj_new_tuple(4, t));
     }
     return list;

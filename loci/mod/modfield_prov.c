@@ -6,8 +6,8 @@
 #include "field_snap.h"
 #include "modfield.h"
 
-static const qstr rec_kind[] = {MP_QSTR_, MP_QSTR_deposit, MP_QSTR_tick, MP_QSTR_watch,
-                                MP_QSTR_restore};
+static const qstr rec_kind[] = { MP_QSTR_, MP_QSTR_deposit, MP_QSTR_tick, MP_QSTR_watch,
+                                 MP_QSTR_restore };
 
 // journal(seq) -> (seq, tick, kind, flavour, where, amount, depositor, flags).
 // where: DEPOSIT -> (x, y) or key; WATCH -> watch id; otherwise None. A record the ring
@@ -27,10 +27,14 @@ static mp_obj_t journal(mp_obj_t self_in, mp_obj_t seq_in) {
         where = MP_OBJ_NEW_SMALL_INT(r.where);
     }
     mp_obj_t t[8] = {
-        mp_obj_new_int_from_ull(r.seq), mp_obj_new_int_from_ull(r.tick),
+        mp_obj_new_int_from_ull(r.seq),
+        mp_obj_new_int_from_ull(r.tick),
         MP_OBJ_NEW_QSTR(r.kind < MP_ARRAY_SIZE(rec_kind) ? rec_kind[r.kind] : MP_QSTR_),
-        MP_OBJ_NEW_SMALL_INT(r.flavour), where, mp_obj_new_float(r.amount),
-        mp_obj_new_int_from_uint(r.depositor), MP_OBJ_NEW_SMALL_INT(r.flags),
+        MP_OBJ_NEW_SMALL_INT(r.flavour),
+        where,
+        mp_obj_new_float(r.amount),
+        mp_obj_new_int_from_uint(r.depositor),
+        MP_OBJ_NEW_SMALL_INT(r.flags),
     };
     return mp_obj_new_tuple(8, t);
 }
@@ -46,9 +50,9 @@ static mp_obj_t depositors(mp_obj_t self_in) {
         if (j == f->deps_count && d->count == 0) {
             break;
         }
-        mp_obj_t t[4] = {mp_obj_new_int_from_uint(j < f->deps_count ? d->id : 0),
-                         MP_OBJ_NEW_SMALL_INT(d->flavour), mp_obj_new_int_from_ull(d->count),
-                         mp_obj_new_float(d->total)};
+        mp_obj_t t[4] = { mp_obj_new_int_from_uint(j < f->deps_count ? d->id : 0),
+                          MP_OBJ_NEW_SMALL_INT(d->flavour), mp_obj_new_int_from_ull(d->count),
+                          mp_obj_new_float(d->total) };
         mp_obj_list_append(list, mp_obj_new_tuple(4, t));
     }
     return list;
@@ -73,7 +77,9 @@ static mp_obj_t watch(size_t n_args, const mp_obj_t *args) {
             mp_raise_TypeError(MP_ERROR_TEXT("a grid watch needs a region (x0, y0, w, h)"));
         }
         modfield_check(field_watch_region(f, i, modfield_u32(r[0], "x0"), modfield_u32(r[1], "y0"),
-            modfield_u32(r[2], "w"), modfield_u32(r[3], "h"), thr, &id), "watch");
+                                          modfield_u32(r[2], "w"), modfield_u32(r[3], "h"), thr,
+                                          &id),
+                       "watch");
     } else {
         size_t n;
         const uint8_t *k = modfield_key(args[2], &n);
@@ -85,7 +91,7 @@ MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(modfield_watch_obj, 4, 4, watch);
 
 static mp_obj_t unwatch(mp_obj_t self_in, mp_obj_t id) {
     modfield_check(field_unwatch(&modfield_self(self_in)->f, modfield_u32(id, "watch id")),
-        "unwatch");
+                   "unwatch");
     return mp_const_none;
 }
 MP_DEFINE_CONST_FUN_OBJ_2(modfield_unwatch_obj, unwatch);
@@ -101,15 +107,19 @@ static mp_obj_t watches(mp_obj_t self_in) {
         }
         mp_obj_t target;
         if (f->fl[w->flavour].kind == FIELD_GRID) {
-            mp_obj_t r[4] = {mp_obj_new_int_from_uint(w->x0), mp_obj_new_int_from_uint(w->y0),
-                             mp_obj_new_int_from_uint(w->w), mp_obj_new_int_from_uint(w->h)};
+            mp_obj_t r[4] = { mp_obj_new_int_from_uint(w->x0), mp_obj_new_int_from_uint(w->y0),
+                              mp_obj_new_int_from_uint(w->w), mp_obj_new_int_from_uint(w->h) };
             target = mp_obj_new_tuple(4, r);
         } else {
             target = mp_obj_new_bytes(w->key, w->keylen);
         }
-        mp_obj_t t[7] = {MP_OBJ_NEW_SMALL_INT(j), MP_OBJ_NEW_SMALL_INT(w->flavour), target,
-                         mp_obj_new_float(w->threshold), mp_obj_new_int_from_uint(w->crossings),
-                         mp_obj_new_float(w->metric), mp_obj_new_bool(w->above)};
+        mp_obj_t t[7] = { MP_OBJ_NEW_SMALL_INT(j),
+                          MP_OBJ_NEW_SMALL_INT(w->flavour),
+                          target,
+                          mp_obj_new_float(w->threshold),
+                          mp_obj_new_int_from_uint(w->crossings),
+                          mp_obj_new_float(w->metric),
+                          mp_obj_new_bool(w->above) };
         mp_obj_list_append(list, mp_obj_new_tuple(7, t));
     }
     return list;
@@ -153,8 +163,9 @@ MP_DEFINE_CONST_FUN_OBJ_2(modfield_restore_obj, restore);
 static mp_obj_t replay(mp_obj_t self_in, mp_obj_t src_in, mp_obj_t snap) {
     mp_buffer_info_t b;
     mp_get_buffer_raise(snap, &b, MP_BUFFER_READ);
-    modfield_check(field_replay(&modfield_self(self_in)->f, &modfield_self(src_in)->f, b.buf,
-        b.len), "replay");
+    modfield_check(
+        field_replay(&modfield_self(self_in)->f, &modfield_self(src_in)->f, b.buf, b.len),
+        "replay");
     return mp_const_none;
 }
 MP_DEFINE_CONST_FUN_OBJ_3(modfield_replay_obj, replay);
@@ -169,11 +180,11 @@ static void open_snap(mp_obj_t o, snap_t *s, const char *op) {
 static mp_obj_t snap_info(mp_obj_t snap) {
     snap_t s;
     open_snap(snap, &s, "snap_info");
-    mp_obj_t t[6] = {MP_OBJ_NEW_SMALL_INT(s.info.version), MP_OBJ_NEW_SMALL_INT(s.info.nflavours),
-                     mp_obj_new_int_from_ull(s.info.tick),
-                     mp_obj_new_int_from_ull(s.info.journal_seq),
-                     mp_obj_new_int_from_uint(s.info.size),
-                     mp_obj_new_bytes(s.info.digest, FIELD_DIGEST_SIZE)};
+    mp_obj_t t[6] = {
+        MP_OBJ_NEW_SMALL_INT(s.info.version),  MP_OBJ_NEW_SMALL_INT(s.info.nflavours),
+        mp_obj_new_int_from_ull(s.info.tick),  mp_obj_new_int_from_ull(s.info.journal_seq),
+        mp_obj_new_int_from_uint(s.info.size), mp_obj_new_bytes(s.info.digest, FIELD_DIGEST_SIZE)
+    };
     return mp_obj_new_tuple(6, t);
 }
 MP_DEFINE_CONST_FUN_OBJ_1(modfield_snap_info_obj, snap_info);
@@ -189,9 +200,12 @@ static mp_obj_t snap_layout(mp_obj_t snap) {
         mp_obj_t t[8] = {
             mp_obj_new_str(fl->name, fl->name_len),
             MP_OBJ_NEW_QSTR(fl->kind == FIELD_GRID ? MP_QSTR_grid : MP_QSTR_keyed),
-            mp_obj_new_int_from_uint(fl->w), mp_obj_new_int_from_uint(fl->h),
-            mp_obj_new_float(fl->p.evaporation), mp_obj_new_float(fl->p.diffusion),
-            mp_obj_new_float(fl->p.cap), mp_obj_new_float(fl->p.min),
+            mp_obj_new_int_from_uint(fl->w),
+            mp_obj_new_int_from_uint(fl->h),
+            mp_obj_new_float(fl->p.evaporation),
+            mp_obj_new_float(fl->p.diffusion),
+            mp_obj_new_float(fl->p.cap),
+            mp_obj_new_float(fl->p.min),
         };
         mp_obj_list_append(list, mp_obj_new_tuple(8, t));
     }
@@ -223,17 +237,17 @@ static mp_obj_t diff(mp_obj_t a_in, mp_obj_t b_in, mp_obj_t cap_in) {
         const snap_flavour_t *sf = &s.fl[d->flavour];
         mp_obj_t where;
         if (sf->kind == FIELD_GRID) {
-            mp_obj_t xy[2] = {mp_obj_new_int_from_uint(d->index % sf->w),
-                              mp_obj_new_int_from_uint(d->index / sf->w)};
+            mp_obj_t xy[2] = { mp_obj_new_int_from_uint(d->index % sf->w),
+                               mp_obj_new_int_from_uint(d->index / sf->w) };
             where = mp_obj_new_tuple(2, xy);
         } else {
             where = mp_obj_new_bytes(d->key, d->keylen);
         }
-        mp_obj_t t[4] = {MP_OBJ_NEW_SMALL_INT(d->flavour), where, mp_obj_new_float(d->a),
-                         mp_obj_new_float(d->b)};
+        mp_obj_t t[4] = { MP_OBJ_NEW_SMALL_INT(d->flavour), where, mp_obj_new_float(d->a),
+                          mp_obj_new_float(d->b) };
         l->items[j] = mp_obj_new_tuple(4, t);
     }
     m_del(field_diff_t, rows, cap ? cap : 1);
-    return mp_obj_new_tuple(2, (mp_obj_t[]){mp_obj_new_int_from_uint(total), list});
+    return mp_obj_new_tuple(2, (mp_obj_t[]){ mp_obj_new_int_from_uint(total), list });
 }
 MP_DEFINE_CONST_FUN_OBJ_3(modfield_diff_obj, diff);

@@ -22,7 +22,7 @@ static mp_obj_t deposit_sense(mp_obj_t field_in, mp_obj_t fl_in, mp_obj_t n_in) 
     for (uint32_t i = 0; i < n; i++) {
         s = s * 1664525u + 1013904223u;
         modfield_check(field_deposit_cell(f, fl, (s >> 8) % cells, 1.0f, MODFIELD_REPL_ID),
-            "deposit");
+                       "deposit");
     }
     mp_uint_t t1 = mp_hal_ticks_cpu();
     s = 1;
@@ -35,8 +35,8 @@ static mp_obj_t deposit_sense(mp_obj_t field_in, mp_obj_t fl_in, mp_obj_t n_in) 
     }
     mp_uint_t t2 = mp_hal_ticks_cpu();
     // acc is returned so the compiler cannot drop the sense loop.
-    mp_obj_t out[3] = {mp_obj_new_int_from_ull(t1 - t0), mp_obj_new_int_from_ull(t2 - t1),
-                       mp_obj_new_float(acc)};
+    mp_obj_t out[3] = { mp_obj_new_int_from_ull(t1 - t0), mp_obj_new_int_from_ull(t2 - t1),
+                        mp_obj_new_float(acc) };
     return mp_obj_new_tuple(3, out);
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(deposit_sense_obj, deposit_sense);

@@ -18,8 +18,8 @@ static struct {
     // Not BUDGET_OK once the call must stop; the stop lands at the next hook that may
     // stop (see may_stop_now).
     enum budget_status status;
-    bool kbd;            // status is RAISED because Ctrl-C arrived
-    bool has_code;       // status is ABORTED by budget_abort(abort_code)
+    bool kbd;       // status is RAISED because Ctrl-C arrived
+    bool has_code;  // status is ABORTED by budget_abort(abort_code)
     mp_int_t abort_code;
     uint64_t ops_used, ops_limit;
     uint64_t tsc_deadline;
@@ -40,18 +40,18 @@ static bool may_stop_now(void) {
 // hook, after the VM has recorded the exception in sys.exc_info's slot: look there too
 // (the slot is cleared at the start of each call, so an older Ctrl-C does not count).
 static bool take_kbd(bool at_entry) {
-    #if MICROPY_KBD_EXCEPTION
+#if MICROPY_KBD_EXCEPTION
     mp_obj_base_t *kbd = (mp_obj_base_t *)&MP_STATE_VM(mp_kbd_exception);
     if (MP_STATE_THREAD(mp_pending_exception) == MP_OBJ_FROM_PTR(kbd)) {
         MP_STATE_THREAD(mp_pending_exception) = MP_OBJ_NULL;
         return true;
     }
-    #if MICROPY_PY_SYS_EXC_INFO
+#if MICROPY_PY_SYS_EXC_INFO
     if (at_entry && MP_STATE_VM(cur_exception) == kbd) {
         return true;
     }
-    #endif
-    #endif
+#endif
+#endif
     (void)at_entry;
     return false;
 }
@@ -128,7 +128,7 @@ void budget_abort(mp_int_t code) {
 }
 
 void budget_run(mp_obj_t fn, mp_obj_t arg, const struct budget_limits *lim,
-    struct budget_result *out) {
+                struct budget_result *out) {
     // What a call stopped mid-way leaves behind: frames skipped by the abort never
     // restore globals/locals, sys.exc_info, the scheduler lock (a scheduled callback)
     // or a heap lock taken by trusted code.

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Budgeted calls: run one Python call under limits on VM events (ops), TSC cycles and
 // heap bytes, stopped through MicroPython's VM abort so Python handlers cannot catch it.
-#ifndef LOCIOS_VM_BUDGET_H
-#define LOCIOS_VM_BUDGET_H
+#ifndef LOCIOS_VM_BUDGET_BUDGET_H
+#define LOCIOS_VM_BUDGET_BUDGET_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -42,7 +42,7 @@ bool budget_active(void);
 // restored: abort point, vm_abort flag, globals/locals, sys.exc_info, scheduler and
 // GC lock depths.
 void budget_run(mp_obj_t fn, mp_obj_t arg, const struct budget_limits *lim,
-    struct budget_result *out);
+                struct budget_result *out);
 
 // Stop the running call with BUDGET_ABORTED and `code`. Does not return, except while
 // the GC is running finalisers: then the stop lands at the next VM hook after it.

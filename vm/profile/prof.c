@@ -31,12 +31,12 @@
 
 prof_frame_t *volatile prof_top;
 
-static volatile uint64_t ring_head;   // written by the interrupt only
-static volatile uint64_t ring_tail;   // written by the thread only
+static volatile uint64_t ring_head;  // written by the interrupt only
+static volatile uint64_t ring_tail;  // written by the thread only
 static struct prof_stats stats;
-static uint32_t saved_hz;             // the tick rate before prof_start
+static uint32_t saved_hz;  // the tick rate before prof_start
 
-#define RING (MP_STATE_VM(prof_ring))
+#define RING  (MP_STATE_VM(prof_ring))
 #define TABLE (MP_STATE_VM(prof_table))
 
 static bool collecting(void) {
@@ -62,7 +62,7 @@ static void prof_tick(void) {
     prof_sample_t *e = &RING[head & (LOCIOS_PROF_RING - 1)];
     e->fun = f->cs->fun_bc;
     e->ip = f->cs->ip;
-    __asm__ volatile ("" ::: "memory");
+    __asm__ volatile("" ::: "memory");
     ring_head = head + 1;
     stats.taken++;
 }
@@ -96,8 +96,8 @@ bool prof_pop(prof_sample_t *out) {
     }
     prof_sample_t *e = &RING[tail & (LOCIOS_PROF_RING - 1)];
     *out = *e;
-    e->fun = e->ip = NULL;   // drained: no longer pins the function
-    __asm__ volatile ("" ::: "memory");
+    e->fun = e->ip = NULL;  // drained: no longer pins the function
+    __asm__ volatile("" ::: "memory");
     ring_tail = tail + 1;
     return true;
 }
@@ -113,8 +113,8 @@ void prof_get_stats(struct prof_stats *out) {
 // from those counts whenever someone reads them (prof_settle), so the exit path stays
 // a mask, a compare and two adds.
 typedef struct prof_heat {
-    uint64_t next_hot;      // calls + back at which the next hot event fires
-    uint64_t hot;           // hot events so far
+    uint64_t next_hot;  // calls + back at which the next hot event fires
+    uint64_t hot;       // hot events so far
 } prof_heat_t;
 static prof_heat_t heat[LOCIOS_PROF_SLOTS];
 
@@ -127,7 +127,7 @@ static prof_slot_t *claim(size_t at, const void *key, const void *fun) {
     s->calls = s->back = 0;
     s->fun = fun;
     heat[at] = (prof_heat_t){ .next_hot = LOCIOS_PROF_HOT_FIRST };
-    __asm__ volatile ("" ::: "memory");
+    __asm__ volatile("" ::: "memory");
     s->key = key;
     return s;
 }
@@ -182,9 +182,9 @@ void prof_leave_slow(prof_frame_t *f, const void *key, int finished) {
 void prof_abort_unwind(const void *abort_point) {
     prof_frame_t *f = prof_top;
     while (f != NULL && (uintptr_t)f < (uintptr_t)abort_point) {
-        #if LOCIOS_PROF_COUNTERS
+#if LOCIOS_PROF_COUNTERS
         add(f, 0, f->back);
-        #endif
+#endif
         f = f->prev;
         prof_top = f;
     }
@@ -198,14 +198,14 @@ void prof_abort_unwind(const void *abort_point) {
 // see exact counts; then it fires every threshold crossed since the last read, which
 // gives the same events as testing at every exit would have.
 void prof_settle(void) {
-    #if LOCIOS_PROF_COUNTERS
+#if LOCIOS_PROF_COUNTERS
     for (prof_frame_t *f = prof_top; f != NULL; f = f->prev) {
         if (f->back != 0) {
             add(f, 0, f->back);
             f->back = 0;
         }
     }
-    #endif
+#endif
     for (size_t i = 0; i < LOCIOS_PROF_SLOTS; i++) {
         const prof_slot_t *s = &TABLE[i];
         if (s->key == NULL) {
@@ -229,14 +229,14 @@ const prof_slot_t *prof_table(void) {
 
 void prof_reset(void) {
     for (size_t i = 0; i < LOCIOS_PROF_SLOTS; i++) {
-        TABLE[i] = (prof_slot_t){0};
-        heat[i] = (prof_heat_t){0};
+        TABLE[i] = (prof_slot_t){ 0 };
+        heat[i] = (prof_heat_t){ 0 };
     }
     prof_sample_t s;
     while (prof_pop(&s)) {
     }
     uint32_t hz = stats.hz;
-    stats = (struct prof_stats){0};
+    stats = (struct prof_stats){ 0 };
     stats.hz = hz;
 }
 

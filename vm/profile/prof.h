@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The profiler's public C interface: the timer sampler, the sample ring, the counters
 // table and the source position of a (function, offset) pair. No qstrs here.
-#ifndef LOCIOS_PROF_H
-#define LOCIOS_PROF_H
+#ifndef LOCIOS_VM_PROFILE_PROF_H
+#define LOCIOS_VM_PROFILE_PROF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -24,6 +24,7 @@ typedef struct {
 
 extern rw_cache_t rw_cache[RW_CACHE_SLOTS];
 
-#define RW_CACHE_SLOT(ip) (&rw_cache[((uintptr_t)(ip) ^ ((uintptr_t)(ip) >> 8)) & (RW_CACHE_SLOTS - 1)])
+#define RW_CACHE_SLOT(ip) \
+    (&rw_cache[((uintptr_t)(ip) ^ ((uintptr_t)(ip) >> 8)) & (RW_CACHE_SLOTS - 1)])
 
 #endif

@@ -7,19 +7,19 @@
 #include "rw_plan.h"
 
 // Original opcodes the patterns are made of, besides rw_opcodes.h's (py/bc0.h).
-#define BC_N_FAST_MULTI (16)
+#define BC_N_FAST_MULTI   (16)
 #define BC_SMALL_INT_LAST (LOCIOS_BC_ORIG_SMALL_INT_MULTI + 63)
-#define BC_BINARY_OP(op) (LOCIOS_BC_ORIG_BINARY_OP + (op))
-#define BC_LOAD_NULL (0x53)
-#define BC_ROT_THREE (0x5b)
+#define BC_BINARY_OP(op)  (LOCIOS_BC_ORIG_BINARY_OP + (op))
+#define BC_LOAD_NULL      (0x53)
+#define BC_ROT_THREE      (0x5b)
 
 // The opcode format of each row of 16 opcodes and the extra-byte rule (py/bc0.h:
 // MP_BC_FORMAT, MP_BC_MASK_EXTRA_BYTE).
-#define FMT_BYTE (0)
-#define FMT_QSTR (1)
-#define FMT_VAR_UINT (2)
-#define FMT_OFFSET (3)
-#define BC_FORMAT(op) ((0x000003a4u >> (2 * ((op) >> 4))) & 3)
+#define FMT_BYTE              (0)
+#define FMT_QSTR              (1)
+#define FMT_VAR_UINT          (2)
+#define FMT_OFFSET            (3)
+#define BC_FORMAT(op)         ((0x000003a4u >> (2 * ((op) >> 4))) & 3)
 #define BC_HAS_EXTRA_BYTE(op) (((op) & 0x9e) == 0)
 
 // Per new opcode: 1 + its family and the instructions of its pattern after the head.
@@ -70,7 +70,8 @@ static uint8_t head_to_new(uint8_t op) {
         for (unsigned b = 0; b < 256; b++) {
             for (unsigned n = 0; s_new[b].kind1 && n < BC_N_FAST_MULTI; n++) {
                 // INCR_FAST undoes to LOAD_FAST_MULTI n by its tail's STORE_FAST n.
-                const uint8_t pat[4] = { (uint8_t)b, 0, 0, (uint8_t)(LOCIOS_BC_ORIG_STORE_FAST_MULTI + n) };
+                const uint8_t pat[4] = { (uint8_t)b, 0, 0,
+                                         (uint8_t)(LOCIOS_BC_ORIG_STORE_FAST_MULTI + n) };
                 s_head[locios_bc_undo(pat, sizeof(pat), 0)] = (uint8_t)b;
             }
         }
@@ -173,22 +174,26 @@ static uint8_t match(const window_t *w, const uint8_t prev[2], uint32_t kinds, u
     }
     switch (rw_kind_of(nb)) {
         case RW_KIND_CMPJ:
-            if (w->n < 2 || (w->op[1] != LOCIOS_BC_ORIG_POP_JUMP_IF_TRUE && w->op[1] != LOCIOS_BC_ORIG_POP_JUMP_IF_FALSE)) {
+            if (w->n < 2 || (w->op[1] != LOCIOS_BC_ORIG_POP_JUMP_IF_TRUE &&
+                             w->op[1] != LOCIOS_BC_ORIG_POP_JUMP_IF_FALSE)) {
                 return 0;
             }
             break;
         case RW_KIND_FORRANGE:
-            if (w->n < 4 || w->op[1] != LOCIOS_BC_ORIG_ROT_TWO
-                || (w->op[2] != BC_BINARY_OP(LOCIOS_BINOP_LESS) && w->op[2] != BC_BINARY_OP(LOCIOS_BINOP_MORE))
-                || w->op[3] != LOCIOS_BC_ORIG_POP_JUMP_IF_TRUE) {
+            if (w->n < 4 || w->op[1] != LOCIOS_BC_ORIG_ROT_TWO ||
+                (w->op[2] != BC_BINARY_OP(LOCIOS_BINOP_LESS) &&
+                 w->op[2] != BC_BINARY_OP(LOCIOS_BINOP_MORE)) ||
+                w->op[3] != LOCIOS_BC_ORIG_POP_JUMP_IF_TRUE) {
                 return 0;
             }
             break;
         case RW_KIND_INCR_FAST:
-            if (w->n < 4 || w->op[1] < LOCIOS_BC_ORIG_SMALL_INT_MULTI || w->op[1] > BC_SMALL_INT_LAST
-                || (w->op[2] != BC_BINARY_OP(LOCIOS_BINOP_INPLACE_ADD)
-                    && w->op[2] != BC_BINARY_OP(LOCIOS_BINOP_INPLACE_SUBTRACT))
-                || w->op[3] != LOCIOS_BC_ORIG_STORE_FAST_MULTI + (op - LOCIOS_BC_ORIG_LOAD_FAST_MULTI)) {
+            if (w->n < 4 || w->op[1] < LOCIOS_BC_ORIG_SMALL_INT_MULTI ||
+                w->op[1] > BC_SMALL_INT_LAST ||
+                (w->op[2] != BC_BINARY_OP(LOCIOS_BINOP_INPLACE_ADD) &&
+                 w->op[2] != BC_BINARY_OP(LOCIOS_BINOP_INPLACE_SUBTRACT)) ||
+                w->op[3] !=
+                    LOCIOS_BC_ORIG_STORE_FAST_MULTI + (op - LOCIOS_BC_ORIG_LOAD_FAST_MULTI)) {
                 return 0;
             }
             break;
@@ -201,8 +206,8 @@ static uint8_t match(const window_t *w, const uint8_t prev[2], uint32_t kinds, u
             // `del x[i]` is LOAD_NULL; ROT_THREE; STORE_SUBSCR: the value stored is NULL,
             // which a list item must never hold, so it stays the generic op (the
             // verifier refuses STORE_SUBSCR_SI wherever the value may be NULL).
-            if (op == LOCIOS_BC_ORIG_STORE_SUBSCR && prev[0] == BC_ROT_THREE
-                && prev[1] == BC_LOAD_NULL) {
+            if (op == LOCIOS_BC_ORIG_STORE_SUBSCR && prev[0] == BC_ROT_THREE &&
+                prev[1] == BC_LOAD_NULL) {
                 return 0;
             }
             break;
@@ -215,7 +220,7 @@ static uint8_t match(const window_t *w, const uint8_t prev[2], uint32_t kinds, u
 
 size_t rw_plan(const uint8_t *code, size_t len, rw_edit_t *out, size_t max, uint32_t kinds) {
     size_t n = 0, off = 0, sz;
-    unsigned covered = 0;  // instructions still to skip: the tail of the last pattern
+    unsigned covered = 0;        // instructions still to skip: the tail of the last pattern
     uint8_t prev[2] = { 0, 0 };  // the last two opcodes, latest first
     window_t w;
     for (; (sz = rw_insn_size(code, len, off)) != 0; off += sz) {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The rewriter's planner: finds head-byte, length-preserving rewrites in MicroPython
 // 1.25.0 opcodes (issue 7) and undoes them. Pure C: bytes in, edits out.
-#ifndef LOCI_RW_PLAN_H
-#define LOCI_RW_PLAN_H
+#ifndef LOCIOS_VM_REWRITE_RW_PLAN_H
+#define LOCIOS_VM_REWRITE_RW_PLAN_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The bytecode verifier: proves a MicroPython 1.25.0 bytecode function (and its
 // children) well-formed, stack- and block-safe, interruptible and within a profile.
-#ifndef LOCI_VERIFY_H
-#define LOCI_VERIFY_H
+#ifndef LOCIOS_VM_VERIFIER_VERIFY_H
+#define LOCIOS_VM_VERIFIER_VERIFY_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -12,14 +12,14 @@
 // The rule groups of issue 5; a rejection names one of them.
 enum vrf_rule {
     VRF_OK = 0,
-    VRF_RULE_DECODE,    // 1. operands in bounds, known opcodes, indices in range
-    VRF_RULE_PRELUDE,   // 2. signature, sizes, names, cells; replacement equality
-    VRF_RULE_FLOW,      // 3. jump targets on boundaries, no fall-through off the end
-    VRF_RULE_STACK,     // 4. depth, merges, raw/NULL slots, n_state bound
-    VRF_RULE_BLOCK,     // 5. SETUP_* / POP_EXCEPT_JUMP / END_FINALLY / WITH_CLEANUP
-    VRF_RULE_INTERRUPT, // 6. every cycle polls pending exceptions
-    VRF_RULE_PROFILE,   // 7. capability profile; replacement names subset
-    VRF_RULE_LIMIT,     // 8. code size, step budget, nesting
+    VRF_RULE_DECODE,     // 1. operands in bounds, known opcodes, indices in range
+    VRF_RULE_PRELUDE,    // 2. signature, sizes, names, cells; replacement equality
+    VRF_RULE_FLOW,       // 3. jump targets on boundaries, no fall-through off the end
+    VRF_RULE_STACK,      // 4. depth, merges, raw/NULL slots, n_state bound
+    VRF_RULE_BLOCK,      // 5. SETUP_* / POP_EXCEPT_JUMP / END_FINALLY / WITH_CLEANUP
+    VRF_RULE_INTERRUPT,  // 6. every cycle polls pending exceptions
+    VRF_RULE_PROFILE,    // 7. capability profile; replacement names subset
+    VRF_RULE_LIMIT,      // 8. code size, step budget, nesting
 };
 
 // Resolves a qstr operand to its text (for profiles and messages). Returns NULL when
@@ -29,7 +29,11 @@ typedef const char *(*vrf_qstr_fn)(void *ctx, uint32_t q, size_t *len);
 // Type of constant i (LOAD_CONST_OBJ), as far as the verifier cares.
 // VRF_OBJ_INVALID: no constant in that slot (e.g. the slack of a heap table);
 // VRF_OBJ_TUPLE + n: a tuple of n <= VRF_MAX_TUPLE items (positional defaults).
-enum { VRF_OBJ_INVALID = -1, VRF_OBJ_OTHER = 0, VRF_OBJ_TUPLE = 1 };
+enum {
+    VRF_OBJ_INVALID = -1,
+    VRF_OBJ_OTHER = 0,
+    VRF_OBJ_TUPLE = 1
+};
 #define VRF_MAX_TUPLE (64)
 typedef int (*vrf_obj_kind_fn)(void *ctx, uint32_t i);
 
@@ -79,20 +83,20 @@ typedef struct vrf_profile {
 
 // What was proved (or why not).
 typedef struct vrf_result {
-    int rule;                 // enum vrf_rule
-    uint32_t offset;          // of the offending instruction, from code[0]
-    int opcode;               // offending opcode, or -1
-    uint32_t max_depth;       // deepest value stack reached (objects + raw slots)
-    uint32_t max_blocks;      // deepest exception-block nesting
-    uint32_t n_locals;        // highest local index used + 1 (incl. args and cells)
-    uint32_t n_state;         // from the prelude
-    uint32_t n_exc_stack;     // from the prelude
-    uint32_t code_offset;     // where the opcodes start
-    uint32_t n_insns;         // instructions decoded
-    uint32_t steps;           // worklist steps taken
-    uint32_t end;             // offset one past the last opcode (trailing zeros excluded)
-    uint32_t n_bytes;         // prelude plus the bytes of every decoded instruction
-    char msg[VRF_MSG_MAX];    // "verify: offset 0x2a LOAD_GLOBAL 'machine' ..." or ""
+    int rule;               // enum vrf_rule
+    uint32_t offset;        // of the offending instruction, from code[0]
+    int opcode;             // offending opcode, or -1
+    uint32_t max_depth;     // deepest value stack reached (objects + raw slots)
+    uint32_t max_blocks;    // deepest exception-block nesting
+    uint32_t n_locals;      // highest local index used + 1 (incl. args and cells)
+    uint32_t n_state;       // from the prelude
+    uint32_t n_exc_stack;   // from the prelude
+    uint32_t code_offset;   // where the opcodes start
+    uint32_t n_insns;       // instructions decoded
+    uint32_t steps;         // worklist steps taken
+    uint32_t end;           // offset one past the last opcode (trailing zeros excluded)
+    uint32_t n_bytes;       // prelude plus the bytes of every decoded instruction
+    char msg[VRF_MSG_MAX];  // "verify: offset 0x2a LOAD_GLOBAL 'machine' ..." or ""
 } vrf_result_t;
 
 // Built-in profiles: "trusted" (structure only) and "locus" (no hardware, no imports
@@ -108,7 +112,7 @@ int vrf_verify_fn(const vrf_fn_t *fn, const vrf_profile_t *profile, vrf_result_t
 // Verifies a replacement: new must verify under profile, keep orig's prelude
 // (signature, names, cells), and use only qstr and constant operands orig uses.
 int vrf_verify_replacement(const vrf_fn_t *new_fn, const vrf_fn_t *orig,
-    const vrf_profile_t *profile, vrf_result_t *res);
+                           const vrf_profile_t *profile, vrf_result_t *res);
 
 // After a successful vrf_verify_fn: how the function makes child i. Returns 0 and
 // fills *out, -1 if it never makes child i (it cannot run), -2 if it makes it in two
@@ -120,8 +124,7 @@ int vrf_child(uint32_t child, vrf_child_t *out);
 // ...), among those reachable from the entry (dead code cannot run and is skipped).
 // Returns 1 with *op and *q (< fn->n_qstr) set and *off moved past it, or 0 when there
 // is none. Start with *off = 0.
-int vrf_next_qstr(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, int *op,
-    uint32_t *q);
+int vrf_next_qstr(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, int *op, uint32_t *q);
 
 // Name of an opcode ("LOAD_GLOBAL", "BINARY_OP"), or "?" for bytes the VM lacks.
 const char *vrf_opcode_name(int op);

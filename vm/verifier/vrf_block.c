@@ -5,7 +5,7 @@
 
 #include "vrf_flow.h"
 
-#define BINARY_OP_EXCEPTION_MATCH (8)   // py/runtime0.h, mp_binary_op_t
+#define BINARY_OP_EXCEPTION_MATCH (8)  // py/runtime0.h, mp_binary_op_t
 
 uint32_t vrf_node_base(uint32_t blk) {
     return blk ? vrf_s_nbase[blk - 1] : 0;
@@ -53,23 +53,25 @@ uint32_t vrf_unwind_shift(const ctx_t *c, uint32_t blk, uint32_t off) {
 // BINARY_OP EXCEPTION_MATCH; POP_JUMP_IF_FALSE L. Fills *jmp with the last one.
 static int async_head(ctx_t *c, uint32_t h, vrf_insn_t *jmp) {
     static const uint8_t ops[4] = {
-        OP_DUP_TOP, OP_LOAD_GLOBAL, OP_BINARY_OP_MULTI + BINARY_OP_EXCEPTION_MATCH,
+        OP_DUP_TOP,
+        OP_LOAD_GLOBAL,
+        OP_BINARY_OP_MULTI + BINARY_OP_EXCEPTION_MATCH,
         OP_POP_JUMP_IF_FALSE,
     };
     vrf_insn_t x[4];
     uint32_t off = h;
     for (int i = 0; i < 4; i++) {
-        if (off < c->pr.code_off || off >= c->end || (vrf_s_flags[off] & F_INNER)
-            || (!c->fn->len_is_bound && !(vrf_s_flags[off] & F_START))
-            || vrf_decode_insn(c->fn->code, c->end, off, &x[i])
-            || (c->rewritten ? vrf_rw_canon(c->fn->code, c->end, off) : x[i].op) != ops[i]) {
+        if (off < c->pr.code_off || off >= c->end || (vrf_s_flags[off] & F_INNER) ||
+            (!c->fn->len_is_bound && !(vrf_s_flags[off] & F_START)) ||
+            vrf_decode_insn(c->fn->code, c->end, off, &x[i]) ||
+            (c->rewritten ? vrf_rw_canon(c->fn->code, c->end, off) : x[i].op) != ops[i]) {
             return 0;
         }
         off += x[i].size;
     }
     size_t n;
-    const char *name = x[1].arg < c->fn->n_qstr && c->fn->qstr
-                       ? c->fn->qstr(c->fn->ctx, x[1].arg, &n) : NULL;
+    const char *name =
+        x[1].arg < c->fn->n_qstr && c->fn->qstr ? c->fn->qstr(c->fn->ctx, x[1].arg, &n) : NULL;
     if (!name || !vrf_streq_n("BaseException", name, n)) {
         return 0;
     }
@@ -85,11 +87,12 @@ static int async_head(ctx_t *c, uint32_t h, vrf_insn_t *jmp) {
     for (uint32_t sz = 2; sz <= 3; sz++) {
         uint32_t j = h - sz;
         vrf_insn_t y[2];
-        if (h < c->pr.code_off + sz + 1 || (vrf_s_flags[j - 1] & F_INNER) || (vrf_s_flags[j] & F_INNER)
-            || (!c->fn->len_is_bound && !(vrf_s_flags[j - 1] & vrf_s_flags[j] & F_START))
-            || vrf_decode_insn(c->fn->code, c->end, j - 1, &y[0]) || y[0].op != OP_ROT_TWO
-            || vrf_decode_insn(c->fn->code, c->end, j, &y[1]) || y[1].op != OP_JUMP
-            || y[1].size != sz) {
+        if (h < c->pr.code_off + sz + 1 || (vrf_s_flags[j - 1] & F_INNER) ||
+            (vrf_s_flags[j] & F_INNER) ||
+            (!c->fn->len_is_bound && !(vrf_s_flags[j - 1] & vrf_s_flags[j] & F_START)) ||
+            vrf_decode_insn(c->fn->code, c->end, j - 1, &y[0]) || y[0].op != OP_ROT_TWO ||
+            vrf_decode_insn(c->fn->code, c->end, j, &y[1]) || y[1].op != OP_JUMP ||
+            y[1].size != sz) {
             continue;
         }
         for (int i = 0; i < 2; i++) {
@@ -109,8 +112,8 @@ static int async_head(ctx_t *c, uint32_t h, vrf_insn_t *jmp) {
 // -1: not that instruction in that state; else 0 or the rule refused.
 int vrf_async_tail(ctx_t *c, const vrf_insn_t *in, st_t *s) {
     uint32_t b = node_base(s->blk);
-    if (!(vrf_s_flags[in->off] & F_ATAIL) || !vrf_node_async(s->blk)
-        || node_active(s->blk, in->off) || s->d != b + 1) {
+    if (!(vrf_s_flags[in->off] & F_ATAIL) || !vrf_node_async(s->blk) ||
+        node_active(s->blk, in->off) || s->d != b + 1) {
         return -1;
     }
     int x = kget(s, b + 1), ctx = kget(s, b);
@@ -129,7 +132,7 @@ int vrf_async_tail(ctx_t *c, const vrf_insn_t *in, st_t *s) {
 // jump; the exception layout falls through as long as the global BaseException is the
 // builtin one (the trust this rests on; the locus profile refuses rebinding it).
 static int setup_async(ctx_t *c, const vrf_insn_t *in, const st_t *s, uint32_t base,
-    const vrf_insn_t *jmp) {
+                       const vrf_insn_t *jmp) {
     if (s->unw) {
         FAIL(VRF_RULE_LIMIT, "opens an async-with block inside an unwind layout");
     }
@@ -140,14 +143,14 @@ static int setup_async(ctx_t *c, const vrf_insn_t *in, const st_t *s, uint32_t b
     st_t h = *s;
     h.d = base;
     kclear_above(&h, base);
-    kset(&h, base, K_OBJ);   // the context manager, or what the body's end swapped in
+    kset(&h, base, K_OBJ);  // the context manager, or what the body's end swapped in
     h.blk = in->off + 1;
     st_t u = h;
-    need(c, base + 3);   // the head's DUP_TOP and LOAD_GLOBAL above the exception
+    need(c, base + 3);  // the head's DUP_TOP and LOAD_GLOBAL above the exception
     if (push(c, in, &h, K_EXC) || flow_to(c, jmp, jmp->off + jmp->size, &h)) {
         return c->res->rule;
     }
-    need(c, base + 4);   // and above the (data, sentinel) pair
+    need(c, base + 4);  // and above the (data, sentinel) pair
     u.unw = h.blk;
     if (push(c, in, &u, K_UDATA) || push(c, in, &u, K_USENT)) {
         return c->res->rule;
@@ -289,13 +292,13 @@ int vrf_block_op(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
                 return r;
             }
             need(c, s->d + 4);
-            if (push(c, in, s, K_OBJ) || push(c, in, s, K_OBJ)
-                || vrf_setup_block(c, in, s, s->d)) {
+            if (push(c, in, s, K_OBJ) || push(c, in, s, K_OBJ) || vrf_setup_block(c, in, s, s->d)) {
                 return c->res->rule;
             }
             return push(c, in, s, K_OBJ);
         }
-        case OP_SETUP_EXCEPT: case OP_SETUP_FINALLY:
+        case OP_SETUP_EXCEPT:
+        case OP_SETUP_FINALLY:
             return vrf_setup_block(c, in, s, s->d);
         case OP_POP_EXCEPT_JUMP:
             *falls = 0;
@@ -309,8 +312,8 @@ int vrf_block_op(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
             return flow_to(c, in, in->target, s);
         case OP_WITH_CLEANUP: {
             uint32_t b = node_base(s->blk);
-            if (node_op(c, s->blk) != OP_SETUP_WITH || !node_active(s->blk, in->off)
-                || s->d != b + 1 || !is_cause(kget(s, s->d)) || b < 2) {
+            if (node_op(c, s->blk) != OP_SETUP_WITH || !node_active(s->blk, in->off) ||
+                s->d != b + 1 || !is_cause(kget(s, s->d)) || b < 2) {
                 FAIL(VRF_RULE_BLOCK, "is not at the start of its with-handler");
             }
             // Writes two slots above its cause; in an unwind (cause one higher) it

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Tunables of the bytecode verifier: every fixed-size table it uses is sized here, so
 // its memory (static, no malloc) and its running time are bounded by these numbers.
-#ifndef LOCI_VRF_CONFIG_H
-#define LOCI_VRF_CONFIG_H
+#ifndef LOCIOS_VM_VERIFIER_VRF_CONFIG_H
+#define LOCIOS_VM_VERIFIER_VRF_CONFIG_H
 
 // Largest function (prelude plus opcodes) verified, in bytes; larger ones are refused
 // under rule "limit". The per-offset state tables are this long (about 50 bytes per
@@ -13,7 +13,7 @@
 
 // Deepest value stack tracked. Slot kinds are kept for the lowest 32 slots: the VM's
 // raw iterator buffers, NULLs and __build_class__ may only live there.
-#define VRF_MAX_DEPTH (1024)
+#define VRF_MAX_DEPTH  (1024)
 #define VRF_MASK_SLOTS (32)
 
 // Deepest nesting of children verified recursively (the compiler nests scopes once per

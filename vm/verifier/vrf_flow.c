@@ -40,7 +40,7 @@ int vrf_decode_one(ctx_t *c, uint32_t off, vrf_insn_t *out) {
     for (uint32_t i = 1; i < in.size; i++) {
         if (vrf_s_flags[off + i] & (F_START | F_TARGET)) {
             return vrf_fail(c->res, VRF_RULE_FLOW, off, in.op,
-                "has an operand byte that is also an instruction or a jump target", "");
+                            "has an operand byte that is also an instruction or a jump target", "");
         }
     }
     // A rewrite head is the original instruction it undoes to, for the profile too
@@ -49,8 +49,8 @@ int vrf_decode_one(ctx_t *c, uint32_t off, vrf_insn_t *out) {
     vrf_insn_t canon = in;
     if (vrf_rw_op(in.op)) {
         const char *bad = !c->rewritten
-            ? "opcode not implemented by the VM outside a checked replacement"
-            : vrf_rw_contract(fn->code, c->end, off);
+                              ? "opcode not implemented by the VM outside a checked replacement"
+                              : vrf_rw_contract(fn->code, c->end, off);
         if (bad) {
             return vrf_fail(c->res, VRF_RULE_DECODE, off, in.op, bad, "");
         }
@@ -99,19 +99,19 @@ static int check_prelude(ctx_t *c) {
     if (c->generator && c->fn->class_body) {
         return vrf_fail(c->res, VRF_RULE_PRELUDE, 0, -1, "class body flagged as a generator", "");
     }
-    if ((c->fn->n_defaults >= 0 && p->n_def_pos_args != (uint32_t)c->fn->n_defaults)
-        || (c->fn->kw_defaults >= 0
-            && ((p->scope_flags & VRF_SCOPE_DEFKWARGS) != 0) != (c->fn->kw_defaults != 0))) {
+    if ((c->fn->n_defaults >= 0 && p->n_def_pos_args != (uint32_t)c->fn->n_defaults) ||
+        (c->fn->kw_defaults >= 0 &&
+         ((p->scope_flags & VRF_SCOPE_DEFKWARGS) != 0) != (c->fn->kw_defaults != 0))) {
         return vrf_fail(c->res, VRF_RULE_PRELUDE, 0, -1,
-            "default-argument counts differ from what the parent passes", "");
+                        "default-argument counts differ from what the parent passes", "");
     }
-    uint32_t n_args = p->n_pos_args + p->n_kwonly_args
-                      + ((p->scope_flags & VRF_SCOPE_VARARGS) ? 1 : 0)
-                      + ((p->scope_flags & VRF_SCOPE_VARKEYWORDS) ? 1 : 0);
+    uint32_t n_args = p->n_pos_args + p->n_kwonly_args +
+                      ((p->scope_flags & VRF_SCOPE_VARARGS) ? 1 : 0) +
+                      ((p->scope_flags & VRF_SCOPE_VARKEYWORDS) ? 1 : 0);
     c->max_local = n_args;
     if (c->fn->n_free > p->n_pos_args) {
         return vrf_fail(c->res, VRF_RULE_PRELUDE, 0, -1,
-            "closure passes more cells than the function has positional arguments", "");
+                        "closure passes more cells than the function has positional arguments", "");
     }
     memset(vrf_s_cells, 0, sizeof(vrf_s_cells));
     for (uint32_t i = 0; i < p->n_cell; i++) {
@@ -123,7 +123,7 @@ static int check_prelude(ctx_t *c) {
     }
     if (c->max_local > p->n_state) {
         return vrf_fail(c->res, VRF_RULE_PRELUDE, 0, -1,
-            "n_state does not cover the arguments and cells", "");
+                        "n_state does not cover the arguments and cells", "");
     }
     return 0;
 }
@@ -133,13 +133,15 @@ int vrf_verify_fn(const vrf_fn_t *fn, const vrf_profile_t *profile, vrf_result_t
 }
 
 int vrf_verify_mode(const vrf_fn_t *fn, const vrf_profile_t *profile, vrf_result_t *res,
-    int rewritten) {
+                    int rewritten) {
     memset(res, 0, sizeof(*res));
     res->opcode = -1;
     if (fn->code == NULL || fn->len > VRF_MAX_CODE) {
         return vrf_fail(res, VRF_RULE_LIMIT, 0, -1, "code larger than the verifier's limit", "");
     }
-    ctx_t ctx = { .fn = fn, .prof = profile ? profile : &vrf_profile_trusted, .res = res,
+    ctx_t ctx = { .fn = fn,
+                  .prof = profile ? profile : &vrf_profile_trusted,
+                  .res = res,
                   .rewritten = (uint8_t)(rewritten != 0) };
     ctx_t *c = &ctx;
     memset(vrf_s_flags, 0, vrf_s_dirty);
@@ -226,11 +228,11 @@ int vrf_verify_mode(const vrf_fn_t *fn, const vrf_profile_t *profile, vrf_result
         char d[48] = "needs ";
         vrf_append_dec(d, res->n_locals + res->max_depth, sizeof(d));
         return vrf_fail(res, VRF_RULE_STACK, 0, -1,
-            "n_state does not cover the locals plus the deepest stack", d);
+                        "n_state does not cover the locals plus the deepest stack", d);
     }
     if (res->max_blocks > c->pr.n_exc_stack) {
         return vrf_fail(res, VRF_RULE_BLOCK, 0, -1,
-            "n_exc_stack does not cover the deepest block nesting", "");
+                        "n_exc_stack does not cover the deepest block nesting", "");
     }
     return VRF_OK;
 }

@@ -65,7 +65,7 @@ int vrf_streq_n(const char *a, const char *b, size_t blen) {
 }
 
 int vrf_fail(vrf_result_t *res, int rule, uint32_t off, int op, const char *what,
-    const char *detail) {
+             const char *detail) {
     res->rule = rule;
     res->offset = off;
     res->opcode = op;

@@ -5,7 +5,7 @@
 #include "vrf_flow.h"
 
 int vrf_next_qstr(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, int *op,
-    uint32_t *q) {
+                  uint32_t *q) {
     // Only instructions some state reached (F_TARGET) were stepped, and only there are
     // operands range-checked: the sweep also decodes dead code, which never runs and
     // whose qstr indices nobody checked, so it is skipped.

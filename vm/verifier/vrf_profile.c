@@ -14,9 +14,10 @@ static const char *const locus_imports[] = {
 
 // Names that reach hardware, the kernel, the import machinery or dynamic code.
 static const char *const locus_names_deny[] = {
-    "machine", "kernel", "micropython", "gc", "sys", "uctypes", "__import__", "eval",
-    "exec", "compile", "globals", "locals", "vars", "open", "getattr", "setattr", "delattr",
-    "__build_class__", NULL,
+    "machine",    "kernel", "micropython", "gc",      "sys",     "uctypes",
+    "__import__", "eval",   "exec",        "compile", "globals", "locals",
+    "vars",       "open",   "getattr",     "setattr", "delattr", "__build_class__",
+    NULL,
 };
 
 const vrf_profile_t vrf_profile_trusted = {
@@ -63,16 +64,16 @@ static void quote(char *detail, size_t cap, const char *s, size_t n) {
     vrf_strlcat(detail, "'", cap);
 }
 
-const char *vrf_profile_check(const vrf_fn_t *fn, const vrf_profile_t *prof,
-    const vrf_insn_t *in, char *detail, size_t cap) {
+const char *vrf_profile_check(const vrf_fn_t *fn, const vrf_profile_t *prof, const vrf_insn_t *in,
+                              char *detail, size_t cap) {
     detail[0] = 0;
     if (prof->op_deny[in->op >> 3] & (1u << (in->op & 7))) {
         return "opcode not permitted by profile";
     }
     int op = in->op;
-    if (prof->deny_closures && (op == OP_MAKE_CLOSURE || op == OP_MAKE_CLOSURE_DEFARGS
-                                || op == OP_LOAD_DEREF || op == OP_STORE_DEREF
-                                || op == OP_DELETE_DEREF)) {
+    if (prof->deny_closures &&
+        (op == OP_MAKE_CLOSURE || op == OP_MAKE_CLOSURE_DEFARGS || op == OP_LOAD_DEREF ||
+         op == OP_STORE_DEREF || op == OP_DELETE_DEREF)) {
         return "closures not permitted by profile";
     }
     if (in->fmt != FMT_QSTR || op == OP_LOAD_CONST_STRING) {
@@ -89,8 +90,13 @@ const char *vrf_profile_check(const vrf_fn_t *fn, const vrf_profile_t *prof,
     }
     quote(detail, cap, s, n);
     switch (op) {
-        case OP_LOAD_NAME: case OP_LOAD_GLOBAL: case OP_STORE_NAME: case OP_STORE_GLOBAL:
-        case OP_DELETE_NAME: case OP_DELETE_GLOBAL: case OP_IMPORT_FROM:
+        case OP_LOAD_NAME:
+        case OP_LOAD_GLOBAL:
+        case OP_STORE_NAME:
+        case OP_STORE_GLOBAL:
+        case OP_DELETE_NAME:
+        case OP_DELETE_GLOBAL:
+        case OP_IMPORT_FROM:
             // `from m import _x` reads an attribute of module m.
             if (op == OP_IMPORT_FROM && prof->deny_private_attrs && n > 0 && s[0] == '_') {
                 return "not permitted by profile";
@@ -100,8 +106,8 @@ const char *vrf_profile_check(const vrf_fn_t *fn, const vrf_profile_t *prof,
             }
             // Async-with handlers tell an exception from an unwind by the global
             // BaseException (vrf_block.c): a restricted profile may not rebind it.
-            if (prof->names_deny && op != OP_LOAD_NAME && op != OP_LOAD_GLOBAL
-                && op != OP_IMPORT_FROM && vrf_streq_n("BaseException", s, n)) {
+            if (prof->names_deny && op != OP_LOAD_NAME && op != OP_LOAD_GLOBAL &&
+                op != OP_IMPORT_FROM && vrf_streq_n("BaseException", s, n)) {
                 return "rebinding not permitted by profile";
             }
             return 0;
@@ -121,7 +127,10 @@ const char *vrf_profile_check(const vrf_fn_t *fn, const vrf_profile_t *prof,
         }
         // STORE_ATTR also deletes (del x.a stores NULL): the opcodes that take an
         // attribute name are these four.
-        case OP_LOAD_ATTR: case OP_STORE_ATTR: case OP_LOAD_METHOD: case OP_LOAD_SUPER_METHOD:
+        case OP_LOAD_ATTR:
+        case OP_STORE_ATTR:
+        case OP_LOAD_METHOD:
+        case OP_LOAD_SUPER_METHOD:
             if (prof->deny_private_attrs && n > 0 && s[0] == '_') {
                 return "not permitted by profile";
             }

@@ -21,8 +21,8 @@ static void set_bit(uint8_t *m, uint32_t i) {
 }
 
 static int is_child_op(int op) {
-    return op == OP_MAKE_FUNCTION || op == OP_MAKE_FUNCTION_DEFARGS || op == OP_MAKE_CLOSURE
-           || op == OP_MAKE_CLOSURE_DEFARGS;
+    return op == OP_MAKE_FUNCTION || op == OP_MAKE_FUNCTION_DEFARGS || op == OP_MAKE_CLOSURE ||
+           op == OP_MAKE_CLOSURE_DEFARGS;
 }
 
 // Marks the operands orig uses; orig was decoded by the caller's verification.
@@ -54,7 +54,7 @@ static const char *collect(const vrf_fn_t *fn, const vrf_prelude_t *p) {
 // the verifier proved a pattern. new was just verified: vrf_s_flags marks its
 // instruction starts, the only bytes that are opcodes and so the only ones undone.
 static int same_canonical(const vrf_fn_t *nf, const vrf_fn_t *orig, const vrf_prelude_t *pn,
-    vrf_result_t *res) {
+                          vrf_result_t *res) {
     size_t oend = orig->len;
     while (oend > pn->code_off && orig->code[oend - 1] == 0) {
         oend--;
@@ -65,7 +65,7 @@ static int same_canonical(const vrf_fn_t *nf, const vrf_fn_t *orig, const vrf_pr
         vrf_strlcat(d, " bytes, the original ", sizeof(d));
         vrf_append_dec(d, (uint32_t)oend, sizeof(d));
         return vrf_fail(res, VRF_RULE_PROFILE, 0, -1,
-            "replacement is not the original's length: only heads may change", d);
+                        "replacement is not the original's length: only heads may change", d);
     }
     for (uint32_t i = 0; i < res->end; i++) {
         if (i >= orig->len) {
@@ -74,7 +74,7 @@ static int same_canonical(const vrf_fn_t *nf, const vrf_fn_t *orig, const vrf_pr
         if (i < pn->code_off) {
             if (nf->code[i] != orig->code[i]) {
                 return vrf_fail(res, VRF_RULE_PRELUDE, i, -1,
-                    "prelude byte differs from the original's", "");
+                                "prelude byte differs from the original's", "");
             }
             continue;
         }
@@ -92,14 +92,14 @@ static int same_canonical(const vrf_fn_t *nf, const vrf_fn_t *orig, const vrf_pr
                 vrf_append_hex(d, (uint32_t)b, sizeof(d));
             }
             return vrf_fail(res, VRF_RULE_PROFILE, i, start ? nf->code[i] : -1,
-                "(not the original with rewrite heads substituted)", d);
+                            "(not the original with rewrite heads substituted)", d);
         }
     }
     return VRF_OK;
 }
 
-int vrf_verify_replacement(const vrf_fn_t *nf, const vrf_fn_t *orig,
-    const vrf_profile_t *profile, vrf_result_t *res) {
+int vrf_verify_replacement(const vrf_fn_t *nf, const vrf_fn_t *orig, const vrf_profile_t *profile,
+                           vrf_result_t *res) {
     vrf_prelude_t pn, po;
     uint32_t bad;
     if (vrf_parse_prelude(orig, &po, &bad)) {
@@ -113,16 +113,16 @@ int vrf_verify_replacement(const vrf_fn_t *nf, const vrf_fn_t *orig,
     vrf_parse_prelude(nf, &pn, &bad);
     // Names: simple name, argument names (the var-uints at the start of the info
     // section) and the cell section must be byte-identical.
-    if (pn.scope_flags != po.scope_flags || pn.n_pos_args != po.n_pos_args
-        || pn.n_kwonly_args != po.n_kwonly_args || pn.n_def_pos_args != po.n_def_pos_args
-        || pn.n_cell != po.n_cell
-        || memcmp(nf->code + pn.cell_off, orig->code + po.cell_off, pn.n_cell) != 0) {
+    if (pn.scope_flags != po.scope_flags || pn.n_pos_args != po.n_pos_args ||
+        pn.n_kwonly_args != po.n_kwonly_args || pn.n_def_pos_args != po.n_def_pos_args ||
+        pn.n_cell != po.n_cell ||
+        memcmp(nf->code + pn.cell_off, orig->code + po.cell_off, pn.n_cell) != 0) {
         return vrf_fail(res, VRF_RULE_PRELUDE, 0, -1,
-            "replacement changes the signature or the cells", "");
+                        "replacement changes the signature or the cells", "");
     }
     if (pn.name != po.name || nf->n_free != orig->n_free) {
         return vrf_fail(res, VRF_RULE_PRELUDE, pn.info_off, -1,
-            "replacement changes the function's name or closure", "");
+                        "replacement changes the function's name or closure", "");
     }
     memset(s_qstr_used, 0, sizeof(s_qstr_used));
     memset(s_obj_used, 0, sizeof(s_obj_used));
@@ -133,9 +133,9 @@ int vrf_verify_replacement(const vrf_fn_t *nf, const vrf_fn_t *orig,
     for (size_t off = pn.code_off; off < res->end;) {
         vrf_insn_t in;
         vrf_decode_insn(nf->code, res->end, off, &in);
-        int fresh = (in.fmt == FMT_QSTR && !bit(s_qstr_used, in.arg))
-                    || (in.op == OP_LOAD_CONST_OBJ && !bit(s_obj_used, in.arg))
-                    || (is_child_op(in.op) && !bit(s_child_used, in.arg));
+        int fresh = (in.fmt == FMT_QSTR && !bit(s_qstr_used, in.arg)) ||
+                    (in.op == OP_LOAD_CONST_OBJ && !bit(s_obj_used, in.arg)) ||
+                    (is_child_op(in.op) && !bit(s_child_used, in.arg));
         if (fresh) {
             char d[64] = "";
             size_t n = 0;
@@ -148,7 +148,7 @@ int vrf_verify_replacement(const vrf_fn_t *nf, const vrf_fn_t *orig,
                 vrf_append_dec(d, in.arg, sizeof(d));
             }
             return vrf_fail(res, VRF_RULE_PROFILE, (uint32_t)off, in.op,
-                "uses a name, constant or child the original does not", d);
+                            "uses a name, constant or child the original does not", d);
         }
         off += in.size;
     }

@@ -5,8 +5,8 @@
 
 const char *vrf_rw_name(int op) {
     static const char *const cmpj[] = {
-        "CMPJ_LT", "CMPJ_GT", "CMPJ_EQ", "CMPJ_LE", "CMPJ_GE", "CMPJ_NE",
-        "ADD_SI", "SUB_SI", "MUL_SI", "FLOORDIV_SI", "MOD_SI", "AND_SI", "OR_SI", "XOR_SI",
+        "CMPJ_LT", "CMPJ_GT", "CMPJ_EQ",     "CMPJ_LE", "CMPJ_GE", "CMPJ_NE", "ADD_SI",
+        "SUB_SI",  "MUL_SI",  "FLOORDIV_SI", "MOD_SI",  "AND_SI",  "OR_SI",   "XOR_SI",
     };
     static const char *const hi[] = {
         "IADD_SI", "ISUB_SI", "RSHIFT_SI", "LSHIFT_SI", "SUBSCR_SI", "STORE_SUBSCR_SI",
@@ -21,12 +21,18 @@ const char *vrf_rw_name(int op) {
         return hi[op - LOCIOS_BC_IADD_SI];
     }
     switch (op) {
-        case LOCIOS_BC_FORRANGE_SI: return "FORRANGE_SI";
-        case LOCIOS_BC_INCR_FAST: return "INCR_FAST";
-        case LOCIOS_BC_RETURN_NONE: return "RETURN_NONE";
-        case LOCIOS_BC_LOAD_GLOBAL_C: return "LOAD_GLOBAL_C";
-        case LOCIOS_BC_LOAD_ATTR_C: return "LOAD_ATTR_C";
-        default: return "LOAD_METHOD_C";
+        case LOCIOS_BC_FORRANGE_SI:
+            return "FORRANGE_SI";
+        case LOCIOS_BC_INCR_FAST:
+            return "INCR_FAST";
+        case LOCIOS_BC_RETURN_NONE:
+            return "RETURN_NONE";
+        case LOCIOS_BC_LOAD_GLOBAL_C:
+            return "LOAD_GLOBAL_C";
+        case LOCIOS_BC_LOAD_ATTR_C:
+            return "LOAD_ATTR_C";
+        default:
+            return "LOAD_METHOD_C";
     }
 }
 
@@ -46,8 +52,9 @@ static int tail(const uint8_t *code, size_t end, size_t at) {
 const char *vrf_rw_contract(const uint8_t *code, size_t end, uint32_t off) {
     int op = code[off];
     int t[3] = { tail(code, end, off + 1), tail(code, end, off + 2), tail(code, end, off + 3) };
-    int n = is_cmpj(op) || op == LOCIOS_BC_RETURN_NONE ? 1
-            : op == LOCIOS_BC_FORRANGE_SI || op == LOCIOS_BC_INCR_FAST ? 3 : 0;
+    int n = is_cmpj(op) || op == LOCIOS_BC_RETURN_NONE                 ? 1
+            : op == LOCIOS_BC_FORRANGE_SI || op == LOCIOS_BC_INCR_FAST ? 3
+                                                                       : 0;
     for (int i = 0; i < n; i++) {
         if (t[i] && locios_bc_is_new((uint8_t)t[i])) {
             return "heads a pattern whose tail holds a rewrite opcode";
@@ -58,17 +65,18 @@ const char *vrf_rw_contract(const uint8_t *code, size_t end, uint32_t off) {
             return "not followed by POP_JUMP_IF_TRUE or POP_JUMP_IF_FALSE";
         }
     } else if (op == LOCIOS_BC_FORRANGE_SI) {
-        if (t[0] != LOCIOS_BC_ORIG_ROT_TWO
-            || (t[1] != LOCIOS_BC_ORIG_BINARY_OP + LOCIOS_BINOP_LESS
-                && t[1] != LOCIOS_BC_ORIG_BINARY_OP + LOCIOS_BINOP_MORE)
-            || t[2] != LOCIOS_BC_ORIG_POP_JUMP_IF_TRUE) {
+        if (t[0] != LOCIOS_BC_ORIG_ROT_TWO ||
+            (t[1] != LOCIOS_BC_ORIG_BINARY_OP + LOCIOS_BINOP_LESS &&
+             t[1] != LOCIOS_BC_ORIG_BINARY_OP + LOCIOS_BINOP_MORE) ||
+            t[2] != LOCIOS_BC_ORIG_POP_JUMP_IF_TRUE) {
             return "not followed by ROT_TWO, BINARY_OP LESS or MORE, POP_JUMP_IF_TRUE";
         }
     } else if (op == LOCIOS_BC_INCR_FAST) {
-        if (t[0] < LOCIOS_BC_ORIG_SMALL_INT_MULTI || t[0] >= LOCIOS_BC_ORIG_LOAD_FAST_MULTI
-            || (t[1] != LOCIOS_BC_ORIG_BINARY_OP + LOCIOS_BINOP_INPLACE_ADD
-                && t[1] != LOCIOS_BC_ORIG_BINARY_OP + LOCIOS_BINOP_INPLACE_SUBTRACT)
-            || t[2] < LOCIOS_BC_ORIG_STORE_FAST_MULTI || t[2] >= LOCIOS_BC_ORIG_STORE_FAST_MULTI + 16) {
+        if (t[0] < LOCIOS_BC_ORIG_SMALL_INT_MULTI || t[0] >= LOCIOS_BC_ORIG_LOAD_FAST_MULTI ||
+            (t[1] != LOCIOS_BC_ORIG_BINARY_OP + LOCIOS_BINOP_INPLACE_ADD &&
+             t[1] != LOCIOS_BC_ORIG_BINARY_OP + LOCIOS_BINOP_INPLACE_SUBTRACT) ||
+            t[2] < LOCIOS_BC_ORIG_STORE_FAST_MULTI ||
+            t[2] >= LOCIOS_BC_ORIG_STORE_FAST_MULTI + 16) {
             return "not followed by LOAD_CONST_SMALL_INT, BINARY_OP INPLACE_ADD or "
                    "INPLACE_SUBTRACT, STORE_FAST";
         }
@@ -105,8 +113,8 @@ int vrf_rw_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
         if (tail_jump(c, in, 1, &j)) {
             FAIL(VRF_RULE_DECODE, "tail jump does not decode");
         }
-        if ((r = pop_n(c, in, &f, 2)) || (r = flow_to(c, in, j.target, &f))
-            || (r = flow_to(c, in, j.off + j.size, &f))) {
+        if ((r = pop_n(c, in, &f, 2)) || (r = flow_to(c, in, j.target, &f)) ||
+            (r = flow_to(c, in, j.off + j.size, &f))) {
             return r;
         }
     } else if (op == LOCIOS_BC_FORRANGE_SI) {

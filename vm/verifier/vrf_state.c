@@ -19,7 +19,7 @@ uint16_t vrf_s_nparent[VRF_MAX_CODE];
 uint16_t vrf_s_nbase[VRF_MAX_CODE];
 uint16_t vrf_s_nhandler[VRF_MAX_CODE];
 uint8_t vrf_s_nlevel[VRF_MAX_CODE];
-uint8_t vrf_s_cells[32];   // bitmap: locals 0..255 listed in the cell section
+uint8_t vrf_s_cells[32];  // bitmap: locals 0..255 listed in the cell section
 // Bytes of the per-offset tables the last run may have set: only those are cleared by
 // the next one, so a bound-mode run over a short frozen function does not clear all
 // VRF_MAX_CODE bytes.
@@ -105,8 +105,8 @@ static int join_kind(int a, int b) {
     if (a == b) {
         return a;
     }
-    if (is_raw(a) || is_raw(b) || a == K_BUILDCLASS || b == K_BUILDCLASS
-        || a == K_CLASSBODY || b == K_CLASSBODY || a == K_UDATA || b == K_UDATA) {
+    if (is_raw(a) || is_raw(b) || a == K_BUILDCLASS || b == K_BUILDCLASS || a == K_CLASSBODY ||
+        b == K_CLASSBODY || a == K_UDATA || b == K_UDATA) {
         return -1;
     }
     if ((a == K_EXC || a == K_NONE) && (b == K_EXC || b == K_NONE)) {
@@ -187,8 +187,8 @@ static int flow_alt(ctx_t *c, const vrf_insn_t *in, uint32_t u, const st_t *s) {
 // Records state s flowing from instruction in to offset t.
 int vrf_flow_to(ctx_t *c, const vrf_insn_t *in, int64_t t, const st_t *s) {
     uint8_t need_start = c->fn->len_is_bound ? 0 : F_START;
-    if (t < c->pr.code_off || t >= c->end || (vrf_s_flags[t] & need_start) != need_start
-        || (vrf_s_flags[t] & F_INNER)) {
+    if (t < c->pr.code_off || t >= c->end || (vrf_s_flags[t] & need_start) != need_start ||
+        (vrf_s_flags[t] & F_INNER)) {
         FAIL(VRF_RULE_FLOW, "jumps off an instruction boundary or outside the code");
     }
     if (t <= in->off && !vrf_op_polls(in->op)) {

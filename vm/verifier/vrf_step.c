@@ -79,8 +79,11 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
         FAIL(VRF_RULE_DECODE, "qstr index out of range");
     }
     switch (op) {
-        case OP_LOAD_NAME: case OP_LOAD_GLOBAL:
-        case OP_LOAD_CONST_SMALL_INT: case OP_LOAD_CONST_FALSE: case OP_LOAD_CONST_TRUE:
+        case OP_LOAD_NAME:
+        case OP_LOAD_GLOBAL:
+        case OP_LOAD_CONST_SMALL_INT:
+        case OP_LOAD_CONST_FALSE:
+        case OP_LOAD_CONST_TRUE:
             return push(c, in, s, K_OBJ);
         case OP_LOAD_CONST_STRING:
             return push(c, in, s, K_QSTR);
@@ -94,22 +97,25 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
             if (a >= c->fn->n_obj) {
                 FAIL(VRF_RULE_DECODE, "constant index out of range");
             }
-        {
-            int ok = c->fn->obj_kind ? c->fn->obj_kind(c->fn->ctx, a) : VRF_OBJ_OTHER;
-            if (ok == VRF_OBJ_INVALID) {
-                FAIL(VRF_RULE_DECODE, "constant slot holds no object");
+            {
+                int ok = c->fn->obj_kind ? c->fn->obj_kind(c->fn->ctx, a) : VRF_OBJ_OTHER;
+                if (ok == VRF_OBJ_INVALID) {
+                    FAIL(VRF_RULE_DECODE, "constant slot holds no object");
+                }
+                int len = ok - VRF_OBJ_TUPLE;
+                return push(c, in, s, len >= 0 && len <= VRF_MAX_TUPLE ? K_TUPLE + len : K_OBJ);
             }
-            int len = ok - VRF_OBJ_TUPLE;
-            return push(c, in, s, len >= 0 && len <= VRF_MAX_TUPLE ? K_TUPLE + len : K_OBJ);
-        }
-        case OP_LOAD_ATTR: case OP_GET_ITER:
+        case OP_LOAD_ATTR:
+        case OP_GET_ITER:
             return pop_n(c, in, s, 1) || push(c, in, s, K_OBJ) ? c->res->rule : 0;
         case OP_LOAD_METHOD:
             return pop_n(c, in, s, 1) || push(c, in, s, K_OBJ) || push(c, in, s, K_NULLABLE)
-                   ? c->res->rule : 0;
+                       ? c->res->rule
+                       : 0;
         case OP_LOAD_SUPER_METHOD:
             return pop_n(c, in, s, 3) || push(c, in, s, K_OBJ) || push(c, in, s, K_NULLABLE)
-                   ? c->res->rule : 0;
+                       ? c->res->rule
+                       : 0;
         case OP_POP_TOP:
             // Discarding is always safe, even a raw iterator word (break pops the
             // buffer word by word); a partial buffer can never satisfy FOR_ITER.
@@ -119,16 +125,19 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
             s->d -= 1;
             kclear_above(s, s->d);
             return 0;
-        case OP_STORE_NAME: case OP_STORE_GLOBAL:
+        case OP_STORE_NAME:
+        case OP_STORE_GLOBAL:
             return pop_n(c, in, s, 1);
         case OP_IMPORT_STAR:
             if (s->d < 1 || kget(s, s->d) != K_MODULE) {
                 FAIL(VRF_RULE_STACK, "imports * from a slot not made by IMPORT_NAME");
             }
             return pop_n(c, in, s, 1);
-        case OP_DELETE_NAME: case OP_DELETE_GLOBAL:
+        case OP_DELETE_NAME:
+        case OP_DELETE_GLOBAL:
             return 0;
-        case OP_STORE_ATTR: case OP_STORE_SUBSCR: {
+        case OP_STORE_ATTR:
+        case OP_STORE_SUBSCR: {
             // The value (deepest operand) may be NULL: that is how del is compiled.
             uint32_t n = op == OP_STORE_ATTR ? 2 : 3;
             if (s->d < n || !is_object_or_null(kget(s, s->d - n + 1))) {
@@ -151,7 +160,8 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
                 return r;
             }
             return push(c, in, s, vrf_is_cell_local(c, a) ? K_CELL : K_OBJ);
-        case OP_STORE_FAST_N: case OP_DELETE_FAST:
+        case OP_STORE_FAST_N:
+        case OP_DELETE_FAST:
             if ((r = vrf_use_local(c, in, a))) {
                 return r;
             }
@@ -159,7 +169,9 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
                 FAIL(VRF_RULE_STACK, "overwrites a closure cell with a plain value");
             }
             return op == OP_STORE_FAST_N ? pop_n(c, in, s, 1) : 0;
-        case OP_LOAD_DEREF: case OP_STORE_DEREF: case OP_DELETE_DEREF:
+        case OP_LOAD_DEREF:
+        case OP_STORE_DEREF:
+        case OP_DELETE_DEREF:
             if ((r = vrf_use_local(c, in, a))) {
                 return r;
             }
@@ -182,7 +194,8 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
             int k1 = kget(s, s->d - 1), k0 = kget(s, s->d);
             return push(c, in, s, k1) || push(c, in, s, k0) ? c->res->rule : 0;
         }
-        case OP_ROT_TWO: case OP_ROT_THREE: {
+        case OP_ROT_TWO:
+        case OP_ROT_THREE: {
             uint32_t n = op == OP_ROT_TWO ? 2 : 3;
             if ((r = vrf_async_tail(c, in, s)) >= 0) {
                 return r;
@@ -203,14 +216,19 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
             }
             return 0;
         }
-        case OP_BUILD_TUPLE: case OP_BUILD_LIST: case OP_BUILD_SET:
+        case OP_BUILD_TUPLE:
+        case OP_BUILD_LIST:
+        case OP_BUILD_SET:
             if (a > VRF_MAX_DEPTH) {
                 FAIL(VRF_RULE_STACK, "builds from more slots than the stack holds");
             }
-            return pop_n(c, in, s, a)
-                   || push(c, in, s, op == OP_BUILD_LIST ? K_LIST : op == OP_BUILD_SET ? K_SET
-                                     : a <= VRF_MAX_TUPLE ? K_TUPLE + (int)a : K_OBJ)
-                   ? c->res->rule : 0;
+            return pop_n(c, in, s, a) || push(c, in, s,
+                                              op == OP_BUILD_LIST  ? K_LIST
+                                              : op == OP_BUILD_SET ? K_SET
+                                              : a <= VRF_MAX_TUPLE ? K_TUPLE + (int)a
+                                                                   : K_OBJ)
+                       ? c->res->rule
+                       : 0;
         case OP_BUILD_MAP:
             return push(c, in, s, K_MAP);
         case OP_BUILD_SLICE:
@@ -236,7 +254,9 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
         }
         case OP_UNPACK_SEQUENCE:
             if (a > VRF_MAX_DEPTH || (r = pop_n(c, in, s, 1))) {
-                return r ? r : vrf_fail(c->res, VRF_RULE_LIMIT, in->off, in->op, "unpacks too many", "");
+                return r ? r
+                         : vrf_fail(c->res, VRF_RULE_LIMIT, in->off, in->op, "unpacks too many",
+                                    "");
             }
             for (uint32_t i = 0; i < a; i++) {
                 if ((r = push(c, in, s, K_OBJ))) {
@@ -259,8 +279,10 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
             }
             return 0;
         }
-        case OP_MAKE_FUNCTION: case OP_MAKE_FUNCTION_DEFARGS:
-        case OP_MAKE_CLOSURE: case OP_MAKE_CLOSURE_DEFARGS: {
+        case OP_MAKE_FUNCTION:
+        case OP_MAKE_FUNCTION_DEFARGS:
+        case OP_MAKE_CLOSURE:
+        case OP_MAKE_CLOSURE_DEFARGS: {
             if (a >= c->fn->n_children) {
                 FAIL(VRF_RULE_DECODE, "child index out of range");
             }
@@ -310,9 +332,11 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
             }
             return push(c, in, s, how.class_body ? K_CLASSBODY : K_OBJ);
         }
-        case OP_CALL_FUNCTION: case OP_CALL_FUNCTION_VAR_KW:
+        case OP_CALL_FUNCTION:
+        case OP_CALL_FUNCTION_VAR_KW:
             return call_pops(c, in, s, 0, op == OP_CALL_FUNCTION_VAR_KW);
-        case OP_CALL_METHOD: case OP_CALL_METHOD_VAR_KW:
+        case OP_CALL_METHOD:
+        case OP_CALL_METHOD_VAR_KW:
             return call_pops(c, in, s, 1, op == OP_CALL_METHOD_VAR_KW);
         case OP_RETURN_VALUE:
             if (c->fn->class_body && kget(s, s->d) != K_NONE && kget(s, s->d) != K_CELL) {
@@ -326,8 +350,8 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
                 if (vrf_node_async(b) && node_active(b, in->off)) {
                     FAIL(VRF_RULE_BLOCK, "returns from inside an async-with handler");
                 }
-                if (node_op(c, b) != OP_SETUP_EXCEPT && node_active(b, in->off)
-                    && (s->d < node_base(b) + 2 || !is_cause(kget(s, node_base(b) + 1)))) {
+                if (node_op(c, b) != OP_SETUP_EXCEPT && node_active(b, in->off) &&
+                    (s->d < node_base(b) + 2 || !is_cause(kget(s, node_base(b) + 1)))) {
                     FAIL(VRF_RULE_BLOCK, "returns from a finally handler whose cause is gone");
                 }
             }
@@ -342,7 +366,8 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
         case OP_RAISE_LAST:
             *falls = 0;
             return 0;
-        case OP_YIELD_VALUE: case OP_YIELD_FROM:
+        case OP_YIELD_VALUE:
+        case OP_YIELD_FROM:
             if (!c->generator) {
                 FAIL(VRF_RULE_PRELUDE, "yields in a function not flagged as a generator");
             }
@@ -353,15 +378,21 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
         case OP_JUMP:
             *falls = 0;
             return flow_to(c, in, in->target, s);
-        case OP_POP_JUMP_IF_TRUE: case OP_POP_JUMP_IF_FALSE:
+        case OP_POP_JUMP_IF_TRUE:
+        case OP_POP_JUMP_IF_FALSE:
             return pop_n(c, in, s, 1) || flow_to(c, in, in->target, s) ? c->res->rule : 0;
-        case OP_JUMP_IF_TRUE_OR_POP: case OP_JUMP_IF_FALSE_OR_POP:
+        case OP_JUMP_IF_TRUE_OR_POP:
+        case OP_JUMP_IF_FALSE_OR_POP:
             if (s->d < 1 || !is_object_kind(kget(s, s->d))) {
                 FAIL(VRF_RULE_STACK, "tests a missing or raw slot");
             }
             return flow_to(c, in, in->target, s) || pop_n(c, in, s, 1) ? c->res->rule : 0;
-        case OP_SETUP_WITH: case OP_SETUP_EXCEPT: case OP_SETUP_FINALLY:
-        case OP_POP_EXCEPT_JUMP: case OP_WITH_CLEANUP: case OP_END_FINALLY:
+        case OP_SETUP_WITH:
+        case OP_SETUP_EXCEPT:
+        case OP_SETUP_FINALLY:
+        case OP_POP_EXCEPT_JUMP:
+        case OP_WITH_CLEANUP:
+        case OP_END_FINALLY:
         case OP_UNWIND_JUMP:
             return vrf_block_op(c, in, s, falls);
         case OP_GET_ITER_STACK:

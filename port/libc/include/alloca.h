@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // <alloca.h>: stack allocation through the compiler builtin.
-#ifndef LOCIOS_LIBC_ALLOCA_H
-#define LOCIOS_LIBC_ALLOCA_H
+#ifndef LOCIOS_PORT_LIBC_INCLUDE_ALLOCA_H
+#define LOCIOS_PORT_LIBC_INCLUDE_ALLOCA_H
 
 #include <stddef.h>
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // <assert.h>: a failed assert prints where and stops the machine (port/libc/assert.c).
-#ifndef LOCIOS_LIBC_ASSERT_H
-#define LOCIOS_LIBC_ASSERT_H
+#ifndef LOCIOS_PORT_LIBC_INCLUDE_ASSERT_H
+#define LOCIOS_PORT_LIBC_INCLUDE_ASSERT_H
 
 void __assert_func(const char *file, int line, const char *func, const char *expr)
     __attribute__((noreturn));

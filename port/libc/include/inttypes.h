@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // <inttypes.h> for the freestanding port: <stdint.h> and the 32-bit printf macros
 // (lib/littlefs includes it; LP64, so int32_t is int).
-#ifndef LOCIOS_LIBC_INTTYPES_H
-#define LOCIOS_LIBC_INTTYPES_H
+#ifndef LOCIOS_PORT_LIBC_INCLUDE_INTTYPES_H
+#define LOCIOS_PORT_LIBC_INCLUDE_INTTYPES_H
 
 #include <stdint.h>
 

@@ -1,28 +1,28 @@
 // SPDX-License-Identifier: MIT
 // <limits.h> for x86_64 LP64. gcc's own limits.h does #include_next, which fails
 // under -nostdinc, so the port carries its own.
-#ifndef LOCIOS_LIBC_LIMITS_H
-#define LOCIOS_LIBC_LIMITS_H
+#ifndef LOCIOS_PORT_LIBC_INCLUDE_LIMITS_H
+#define LOCIOS_PORT_LIBC_INCLUDE_LIMITS_H
 
-#define CHAR_BIT 8
-#define SCHAR_MIN (-128)
-#define SCHAR_MAX 127
-#define UCHAR_MAX 255
-#define CHAR_MIN SCHAR_MIN
-#define CHAR_MAX SCHAR_MAX
-#define SHRT_MIN (-32768)
-#define SHRT_MAX 32767
-#define USHRT_MAX 65535
-#define INT_MIN (-INT_MAX - 1)
-#define INT_MAX 2147483647
-#define UINT_MAX 4294967295U
-#define LONG_MIN (-LONG_MAX - 1L)
-#define LONG_MAX 9223372036854775807L
-#define ULONG_MAX 18446744073709551615UL
-#define LLONG_MIN (-LLONG_MAX - 1LL)
-#define LLONG_MAX 9223372036854775807LL
+#define CHAR_BIT   8
+#define SCHAR_MIN  (-128)
+#define SCHAR_MAX  127
+#define UCHAR_MAX  255
+#define CHAR_MIN   SCHAR_MIN
+#define CHAR_MAX   SCHAR_MAX
+#define SHRT_MIN   (-32768)
+#define SHRT_MAX   32767
+#define USHRT_MAX  65535
+#define INT_MIN    (-INT_MAX - 1)
+#define INT_MAX    2147483647
+#define UINT_MAX   4294967295U
+#define LONG_MIN   (-LONG_MAX - 1L)
+#define LONG_MAX   9223372036854775807L
+#define ULONG_MAX  18446744073709551615UL
+#define LLONG_MIN  (-LLONG_MAX - 1LL)
+#define LLONG_MAX  9223372036854775807LL
 #define ULLONG_MAX 18446744073709551615ULL
-#define SSIZE_MAX LONG_MAX
-#define PATH_MAX 256
+#define SSIZE_MAX  LONG_MAX
+#define PATH_MAX   256
 
 #endif

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // <stdio.h> for the freestanding port: only what MicroPython's core refers to.
 // printf and friends come from MicroPython's shared/libc/printf.c.
-#ifndef LOCIOS_LIBC_STDIO_H
-#define LOCIOS_LIBC_STDIO_H
+#ifndef LOCIOS_PORT_LIBC_INCLUDE_STDIO_H
+#define LOCIOS_PORT_LIBC_INCLUDE_STDIO_H
 
 #include <stdarg.h>
 #include <stddef.h>
 
-#include <unistd.h> // SEEK_SET, SEEK_CUR, SEEK_END
+#include <unistd.h>  // SEEK_SET, SEEK_CUR, SEEK_END
 
 #define EOF (-1)
 

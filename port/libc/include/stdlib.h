@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // <stdlib.h> for the freestanding port. There is no malloc: MicroPython allocates from
 // its own GC heap (MICROPY_GC...), so only the pure helpers are declared.
-#ifndef LOCIOS_LIBC_STDLIB_H
-#define LOCIOS_LIBC_STDLIB_H
+#ifndef LOCIOS_PORT_LIBC_INCLUDE_STDLIB_H
+#define LOCIOS_PORT_LIBC_INCLUDE_STDLIB_H
 
 #include <stddef.h>
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // <string.h> for the freestanding port. The kernel defines memcpy, memmove, memset,
 // memcmp and strlen; port/libc/string.c defines the rest.
-#ifndef LOCIOS_LIBC_STRING_H
-#define LOCIOS_LIBC_STRING_H
+#ifndef LOCIOS_PORT_LIBC_INCLUDE_STRING_H
+#define LOCIOS_PORT_LIBC_INCLUDE_STRING_H
 
 #include <stddef.h>
 

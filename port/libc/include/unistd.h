@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // <unistd.h> for the freestanding port: only the types MicroPython's core refers to.
-#ifndef LOCIOS_LIBC_UNISTD_H
-#define LOCIOS_LIBC_UNISTD_H
+#ifndef LOCIOS_PORT_LIBC_INCLUDE_UNISTD_H
+#define LOCIOS_PORT_LIBC_INCLUDE_UNISTD_H
 
 #include <stddef.h>
 

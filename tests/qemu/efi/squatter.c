@@ -10,16 +10,16 @@
 #define SQUAT_END   0x1000000ULL
 #define PAGE        4096ULL
 
-EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st)
-{
+EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
     InitializeLib(image, st);
     EFI_BOOT_SERVICES *bs = st->BootServices;
     UINTN taken = 0;
     for (UINT64 a = SQUAT_START; a < SQUAT_END; a += PAGE) {
         EFI_PHYSICAL_ADDRESS at = a;
-        if (uefi_call_wrapper(bs->AllocatePages, 4, AllocateAddress, EfiRuntimeServicesCode,
-                              1, &at) == EFI_SUCCESS)
+        if (uefi_call_wrapper(bs->AllocatePages, 4, AllocateAddress, EfiRuntimeServicesCode, 1,
+                              &at) == EFI_SUCCESS) {
             taken++;
+        }
     }
     Print(L"squatter: took %lu of %lu pages in [0x%lx, 0x%lx)\n", taken,
           (SQUAT_END - SQUAT_START) / PAGE, SQUAT_START, SQUAT_END);

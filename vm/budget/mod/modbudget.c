@@ -9,8 +9,8 @@ static uint64_t get_limit(mp_obj_t obj, const char *name) {
     mp_int_t v = mp_obj_get_int(obj);
     if (v < 0) {
         mp_raise_msg_varg(&mp_type_ValueError,
-            MP_ERROR_TEXT("_budget.run: %s must be >= 0 (0 means no limit), got %d"),
-            name, (int)v);
+                          MP_ERROR_TEXT("_budget.run: %s must be >= 0 (0 means no limit), got %d"),
+                          name, (int)v);
     }
     return (uint64_t)v;
 }
@@ -19,7 +19,8 @@ static uint64_t get_limit(mp_obj_t obj, const char *name) {
 static mp_obj_t budget_run_fn(size_t n_args, const mp_obj_t *args) {
     (void)n_args;
     if (budget_active()) {
-        mp_raise_msg(&mp_type_RuntimeError,
+        mp_raise_msg(
+            &mp_type_RuntimeError,
             MP_ERROR_TEXT("_budget.run: already inside run(); budgeted calls do not nest"));
     }
     if (!mp_obj_is_callable(args[0])) {
@@ -33,10 +34,8 @@ static mp_obj_t budget_run_fn(size_t n_args, const mp_obj_t *args) {
     struct budget_result r;
     budget_run(args[0], args[1], &lim, &r);
     mp_obj_t items[5] = {
-        MP_OBJ_NEW_SMALL_INT(r.status),
-        r.value,
-        mp_obj_new_int_from_ull(r.ops),
-        mp_obj_new_int_from_ull(r.cycles),
+        MP_OBJ_NEW_SMALL_INT(r.status),   r.value,
+        mp_obj_new_int_from_ull(r.ops),   mp_obj_new_int_from_ull(r.cycles),
         mp_obj_new_int_from_ull(r.alloc),
     };
     return mp_obj_new_tuple(5, items);
@@ -46,7 +45,8 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(budget_run_obj, 5, 5, budget_run_fn);
 // abort(code): stop the running call; run() returns (ABORTED, code, ...).
 static mp_obj_t budget_abort_fn(mp_obj_t code_in) {
     if (!budget_active()) {
-        mp_raise_msg(&mp_type_RuntimeError,
+        mp_raise_msg(
+            &mp_type_RuntimeError,
             MP_ERROR_TEXT("_budget.abort: no budgeted call is running (only valid inside run())"));
     }
     budget_abort(mp_obj_get_int(code_in));

@@ -42,8 +42,8 @@ static mp_obj_fun_bc_t *get_fun(mp_obj_t fn) {
         fn = ((rw_closure_t *)MP_OBJ_TO_PTR(fn))->fun;
     }
     // A promoted function (rw_promote.c) still owns its bytecode: old frames may run it.
-    if (!mp_obj_is_type(fn, &mp_type_fun_bc) && !mp_obj_is_type(fn, &mp_type_gen_wrap)
-        && !mp_obj_is_type(fn, &rw_type_fun_promoted) && !mp_obj_is_type(fn, &rw_type_gen_promoted)) {
+    if (!mp_obj_is_type(fn, &mp_type_fun_bc) && !mp_obj_is_type(fn, &mp_type_gen_wrap) &&
+        !mp_obj_is_type(fn, &rw_type_fun_promoted) && !mp_obj_is_type(fn, &rw_type_gen_promoted)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_rw: not a bytecode function"));
     }
     return MP_OBJ_TO_PTR(fn);
@@ -54,7 +54,8 @@ static mp_obj_fun_bc_t *get_fun(mp_obj_t fn) {
 static rw_code_t get_code(mp_obj_t fn) {
     rw_code_t c;
     if (!rw_code_of(get_fun(fn)->bytecode, &c)) {
-        mp_raise_ValueError(MP_ERROR_TEXT("_rw: code not in the GC heap (frozen code is read-only)"));
+        mp_raise_ValueError(
+            MP_ERROR_TEXT("_rw: code not in the GC heap (frozen code is read-only)"));
     }
     return c;
 }
@@ -102,8 +103,7 @@ static mp_obj_t rw_plan_fn(size_t n_args, const mp_obj_t *args) {
     for (size_t i = 0; i < n; i++) {
         const char *name = rw_kind_name(e[i].kind);
         mp_obj_t t[4] = { MP_OBJ_NEW_SMALL_INT(e[i].offset), MP_OBJ_NEW_SMALL_INT(e[i].old_byte),
-                          MP_OBJ_NEW_SMALL_INT(e[i].new_byte),
-                          mp_obj_new_str(name, strlen(name)) };
+                          MP_OBJ_NEW_SMALL_INT(e[i].new_byte), mp_obj_new_str(name, strlen(name)) };
         mp_obj_list_append(list, mp_obj_new_tuple(4, t));
     }
     m_del(rw_edit_t, e, n ? n : 1);
@@ -133,7 +133,8 @@ static mp_obj_t rw_apply_fn(mp_obj_t fn, mp_obj_t edits_in) {
         int kind = nb >= 0 && nb < 256 ? rw_kind_of((uint8_t)nb) : -1;
         if (off < 0 || (size_t)off >= c.len || old < 0 || old > 255 || kind < 0) {
             mp_raise_msg_varg(&mp_type_ValueError,
-                MP_ERROR_TEXT("_rw.apply: edit %d is not a rewrite of this code"), (int)i);
+                              MP_ERROR_TEXT("_rw.apply: edit %d is not a rewrite of this code"),
+                              (int)i);
         }
         want[i] = (rw_edit_t){ (uint32_t)off, (uint8_t)old, (uint8_t)nb, (uint8_t)kind };
         kinds |= RW_K(kind);
@@ -145,9 +146,10 @@ static mp_obj_t rw_apply_fn(mp_obj_t fn, mp_obj_t edits_in) {
         while (j < n_plan && plan[j].offset != want[i].offset) {
             j++;
         }
-        if (j == n_plan || plan[j].old_byte != want[i].old_byte
-            || plan[j].new_byte != want[i].new_byte) {
-            mp_raise_msg_varg(&mp_type_ValueError,
+        if (j == n_plan || plan[j].old_byte != want[i].old_byte ||
+            plan[j].new_byte != want[i].new_byte) {
+            mp_raise_msg_varg(
+                &mp_type_ValueError,
                 MP_ERROR_TEXT("_rw.apply: edit %d at offset %d is not planned for this code now"),
                 (int)i, (int)want[i].offset);
         }
@@ -251,20 +253,24 @@ static mp_obj_t rw_stats_fn(void) {
     }
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_edits), by);
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_last_refusal),
-        mp_obj_new_str(s->last_refusal, strlen(s->last_refusal)));
+                      mp_obj_new_str(s->last_refusal, strlen(s->last_refusal)));
     return d;
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(rw_stats_obj, rw_stats_fn);
 
 // _rw.KINDS: the kind names, bit i of a kinds mask is KINDS[i] (rw_kind_name's order;
 // a host test checks the two agree); _rw.ALL: the mask of every kind the VM runs.
-static const mp_rom_obj_tuple_t rw_kinds_tuple = {
-    { &mp_type_tuple }, RW_KIND_N, {
-        MP_ROM_QSTR(MP_QSTR_cmpj), MP_ROM_QSTR(MP_QSTR_arith_si), MP_ROM_QSTR(MP_QSTR_subscr_si),
-        MP_ROM_QSTR(MP_QSTR_forrange), MP_ROM_QSTR(MP_QSTR_incr_fast),
-        MP_ROM_QSTR(MP_QSTR_return_none), MP_ROM_QSTR(MP_QSTR_cache),
-    }
-};
+static const mp_rom_obj_tuple_t rw_kinds_tuple = { { &mp_type_tuple },
+                                                   RW_KIND_N,
+                                                   {
+                                                       MP_ROM_QSTR(MP_QSTR_cmpj),
+                                                       MP_ROM_QSTR(MP_QSTR_arith_si),
+                                                       MP_ROM_QSTR(MP_QSTR_subscr_si),
+                                                       MP_ROM_QSTR(MP_QSTR_forrange),
+                                                       MP_ROM_QSTR(MP_QSTR_incr_fast),
+                                                       MP_ROM_QSTR(MP_QSTR_return_none),
+                                                       MP_ROM_QSTR(MP_QSTR_cache),
+                                                   } };
 
 // Native promotion (rw_promote.c, rw_source.c, rw_exec.c): promote(fn, twin), demote(fn) -> twin or None,
 // twin(fn) -> twin or None, sources() -> [(name, bytes)], machine_code(twin) -> bytes.
@@ -278,8 +284,8 @@ static MP_DEFINE_CONST_FUN_OBJ_1(rw_twin_obj, rw_twin);
 static MP_DEFINE_CONST_FUN_OBJ_0(rw_sources_obj, rw_src_list);
 
 static mp_obj_t rw_machine_code_fn(mp_obj_t twin) {
-    if (!mp_obj_is_exact_type(twin, &mp_type_fun_native)
-        && !mp_obj_is_exact_type(twin, &mp_type_native_gen_wrap)) {
+    if (!mp_obj_is_exact_type(twin, &mp_type_fun_native) &&
+        !mp_obj_is_exact_type(twin, &mp_type_native_gen_wrap)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_rw: not a native function"));
     }
     size_t len;

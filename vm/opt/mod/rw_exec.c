@@ -6,7 +6,10 @@
 #include "rw_exec.h"
 
 #define RW_EXEC_KEEP (64)
-static struct { const void *at; size_t len; } rw_exec[RW_EXEC_KEEP];
+static struct {
+    const void *at;
+    size_t len;
+} rw_exec[RW_EXEC_KEEP];
 static size_t rw_exec_next;
 
 void rw_exec_note(const void *at, size_t len) {

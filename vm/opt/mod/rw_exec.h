@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Where native code went: see rw_exec.c. Plain C, no MicroPython types.
-#ifndef LOCIOS_RW_EXEC_H
-#define LOCIOS_RW_EXEC_H
+#ifndef LOCIOS_VM_OPT_MOD_RW_EXEC_H
+#define LOCIOS_VM_OPT_MOD_RW_EXEC_H
 
 #include <stddef.h>
 

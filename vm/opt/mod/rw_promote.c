@@ -101,33 +101,23 @@ static void promoted_print(const mp_print_t *print, mp_obj_t o_in, mp_print_kind
 // Named 'function' so that classes bind it as a method (mp_obj_is_fun checks the name),
 // with the bytecode function's attributes (__name__, __globals__ read the unchanged
 // bytecode and context).
-MP_DEFINE_CONST_OBJ_TYPE(
-    rw_type_fun_promoted,
-    MP_QSTR_function,
-    MP_TYPE_FLAG_BINDS_SELF,
-    print, promoted_print,
-    attr, mp_obj_fun_bc_attr,
-    call, promoted_call
-    );
+MP_DEFINE_CONST_OBJ_TYPE(rw_type_fun_promoted, MP_QSTR_function, MP_TYPE_FLAG_BINDS_SELF, print,
+                         promoted_print, attr, mp_obj_fun_bc_attr, call, promoted_call);
 
 // A generator function's twin is a native generator function: calling it makes a native
 // generator instance.
-static mp_obj_t promoted_gen_call(mp_obj_t self_in, size_t n_args, size_t n_kw, const mp_obj_t *args) {
+static mp_obj_t promoted_gen_call(mp_obj_t self_in, size_t n_args, size_t n_kw,
+                                  const mp_obj_t *args) {
     mp_obj_t twin = twin_of(self_in);
     return MP_OBJ_TYPE_GET_SLOT(&mp_type_native_gen_wrap, call)(twin, n_args, n_kw, args);
 }
 
-MP_DEFINE_CONST_OBJ_TYPE(
-    rw_type_gen_promoted,
-    MP_QSTR_generator,
-    MP_TYPE_FLAG_BINDS_SELF,
-    attr, mp_obj_fun_bc_attr,
-    call, promoted_gen_call
-    );
+MP_DEFINE_CONST_OBJ_TYPE(rw_type_gen_promoted, MP_QSTR_generator, MP_TYPE_FLAG_BINDS_SELF, attr,
+                         mp_obj_fun_bc_attr, call, promoted_gen_call);
 
 static bool is_promoted(mp_obj_t fn) {
-    return mp_obj_is_exact_type(fn, &rw_type_fun_promoted)
-           || mp_obj_is_exact_type(fn, &rw_type_gen_promoted);
+    return mp_obj_is_exact_type(fn, &rw_type_fun_promoted) ||
+           mp_obj_is_exact_type(fn, &rw_type_gen_promoted);
 }
 
 typedef struct {
@@ -137,12 +127,13 @@ typedef struct {
 static rw_sig_t sig_of(const byte *ip) {
     rw_sig_t s;
     MP_BC_PRELUDE_SIG_DECODE_INTO(ip, s.n_state, s.n_exc_stack, s.scope_flags, s.n_pos_args,
-        s.n_kwonly_args, s.n_def_pos_args);
+                                  s.n_kwonly_args, s.n_def_pos_args);
     return s;
 }
 
-#define RW_SIG_FLAGS (MP_SCOPE_FLAG_GENERATOR | MP_SCOPE_FLAG_VARKEYWORDS | \
-    MP_SCOPE_FLAG_VARARGS | MP_SCOPE_FLAG_DEFKWARGS)
+#define RW_SIG_FLAGS                                                               \
+    (MP_SCOPE_FLAG_GENERATOR | MP_SCOPE_FLAG_VARKEYWORDS | MP_SCOPE_FLAG_VARARGS | \
+     MP_SCOPE_FLAG_DEFKWARGS)
 
 void rw_promote(mp_obj_t fn, mp_obj_t twin) {
     // A bytecode function with a native function twin, or a bytecode generator function
@@ -161,9 +152,9 @@ void rw_promote(mp_obj_t fn, mp_obj_t twin) {
     }
     rw_sig_t a = sig_of(f->bytecode);
     rw_sig_t b = sig_of(mp_obj_fun_native_get_prelude_ptr(g));
-    if ((a.scope_flags & RW_SIG_FLAGS) != (b.scope_flags & RW_SIG_FLAGS)
-        || a.n_pos_args != b.n_pos_args || a.n_kwonly_args != b.n_kwonly_args
-        || a.n_def_pos_args != b.n_def_pos_args) {
+    if ((a.scope_flags & RW_SIG_FLAGS) != (b.scope_flags & RW_SIG_FLAGS) ||
+        a.n_pos_args != b.n_pos_args || a.n_kwonly_args != b.n_kwonly_args ||
+        a.n_def_pos_args != b.n_def_pos_args) {
         mp_raise_ValueError(MP_ERROR_TEXT("_rw: the twin's signature differs"));
     }
     size_t n_extra = a.n_def_pos_args + ((a.scope_flags & MP_SCOPE_FLAG_DEFKWARGS) ? 1 : 0);
@@ -199,7 +190,6 @@ mp_obj_t rw_twin(mp_obj_t fn) {
     }
     return twin_of(fn);
 }
-
 
 // Soft reset: the heap starts again, forget the table.
 void rw_promote_deinit(void) {

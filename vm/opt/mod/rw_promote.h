@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Native promotion (issue 7): see rw_promote.c.
-#ifndef LOCIOS_RW_PROMOTE_H
-#define LOCIOS_RW_PROMOTE_H
+#ifndef LOCIOS_VM_OPT_MOD_RW_PROMOTE_H
+#define LOCIOS_VM_OPT_MOD_RW_PROMOTE_H
 
 #include "py/obj.h"
 

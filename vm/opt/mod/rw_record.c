@@ -25,7 +25,8 @@ static size_t positional_args(const uint8_t *bytecode, bool *plain) {
     (void)n_state;
     (void)n_exc_stack;
     (void)n_def_pos_args;
-    *plain = !(scope_flags & (MP_SCOPE_FLAG_VARARGS | MP_SCOPE_FLAG_VARKEYWORDS)) && n_kwonly_args == 0;
+    *plain =
+        !(scope_flags & (MP_SCOPE_FLAG_VARARGS | MP_SCOPE_FLAG_VARKEYWORDS)) && n_kwonly_args == 0;
     return n_pos_args;
 }
 
@@ -65,7 +66,8 @@ void rw_record_start(const uint8_t *bytecode, size_t calls) {
     bool plain;
     size_t n = positional_args(bytecode, &plain);
     if (!plain) {
-        mp_raise_ValueError(MP_ERROR_TEXT("_rw.record: only functions with plain positional parameters"));
+        mp_raise_ValueError(
+            MP_ERROR_TEXT("_rw.record: only functions with plain positional parameters"));
     }
     rw_record_stop();
     // Allocate before publishing: the hook must never see slots that are not there.
@@ -91,7 +93,8 @@ mp_obj_t rw_record_calls(const uint8_t *bytecode) {
         return out;
     }
     for (size_t c = 0; c < s_done; c++) {
-        mp_obj_list_append(out, mp_obj_new_tuple(s_n_args, MP_STATE_PORT(rw_rec_slots) + c * s_n_args));
+        mp_obj_list_append(out,
+                           mp_obj_new_tuple(s_n_args, MP_STATE_PORT(rw_rec_slots) + c * s_n_args));
     }
     return out;
 }

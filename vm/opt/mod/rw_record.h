@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Recording the positional arguments of real calls to one function (rw_record.c), for
 // the optimiser's equivalence gate (vm/opt).
-#ifndef LOCIOS_RW_RECORD_H
-#define LOCIOS_RW_RECORD_H
+#ifndef LOCIOS_VM_OPT_MOD_RW_RECORD_H
+#define LOCIOS_VM_OPT_MOD_RW_RECORD_H
 
 #include <stddef.h>
 #include <stdint.h>

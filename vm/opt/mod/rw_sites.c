@@ -28,7 +28,7 @@ static rw_site_t rw_native_cache[RW_CACHE_SLOTS];
 #define RW_SITE() ((const uint8_t *)__builtin_return_address(0))
 // The hit paths are small enough to need no saved registers; each miss tail-calls a
 // separate slow path, so they stay that way under -Os.
-#define RW_SLOW __attribute__((noinline))
+#define RW_SLOW   __attribute__((noinline))
 #define RW_INLINE static inline __attribute__((always_inline))
 
 RW_INLINE rw_site_t *site_slot(const uint8_t *site) {
@@ -37,7 +37,8 @@ RW_INLINE rw_site_t *site_slot(const uint8_t *site) {
 
 // The instance's members map when base is an instance of a user class, else NULL.
 RW_INLINE mp_map_t *members_of(mp_obj_t base) {
-    if (mp_obj_is_obj(base) && mp_obj_is_instance_type(((mp_obj_base_t *)MP_OBJ_TO_PTR(base))->type)) {
+    if (mp_obj_is_obj(base) &&
+        mp_obj_is_instance_type(((mp_obj_base_t *)MP_OBJ_TO_PTR(base))->type)) {
         return &((mp_obj_instance_t *)MP_OBJ_TO_PTR(base))->members;
     }
     return NULL;
@@ -85,13 +86,13 @@ extern const mp_obj_dict_t mp_module_builtins_globals;
 #define BUILTINS_MAP ((mp_map_t *)&mp_module_builtins_globals.map)
 
 static bool not_overridden(mp_obj_t key) {
-    #if MICROPY_CAN_OVERRIDE_BUILTINS
+#if MICROPY_CAN_OVERRIDE_BUILTINS
     mp_obj_dict_t *over = MP_STATE_VM(mp_module_builtins_override_dict);
     return over == NULL || mp_map_lookup(&over->map, key, MP_MAP_LOOKUP) == NULL;
-    #else
+#else
     (void)key;
     return true;
-    #endif
+#endif
 }
 
 // Whether key is not in m: the probe mp_map_lookup (py/map.c) makes from the key's hash,
@@ -125,8 +126,8 @@ static RW_SLOW mp_obj_t load_global_slow(qstr qst, const uint8_t *site) {
     mp_obj_t key = MP_OBJ_NEW_QSTR(qst);
     mp_map_t *gmap = &mp_globals_get()->map;
     rw_site_t *c = site_slot(site);
-    if (c->ip == site && c->map == BUILTINS_MAP && holds(BUILTINS_MAP, c->index, key)
-        && not_overridden(key) && absent_from(gmap, key, c->hash)) {
+    if (c->ip == site && c->map == BUILTINS_MAP && holds(BUILTINS_MAP, c->index, key) &&
+        not_overridden(key) && absent_from(gmap, key, c->hash)) {
         c->gmap = gmap;
         c->keys_added = mp_map_keys_added;
         return BUILTINS_MAP->table[c->index].value;
@@ -159,15 +160,15 @@ mp_obj_t mp_native_load_global(qstr qst) {
         if (c->map == gmap && holds(gmap, c->index, key)) {
             return gmap->table[c->index].value;
         }
-        #if MICROPY_CAN_OVERRIDE_BUILTINS
+#if MICROPY_CAN_OVERRIDE_BUILTINS
         bool over = MP_STATE_VM(mp_module_builtins_override_dict) != NULL;
-        #else
+#else
         bool over = false;
-        #endif
+#endif
         // A builtin: absent from these globals when last probed, and no map has gained
         // a key since, so still absent (else load_global_slow probes again).
-        if (c->map == BUILTINS_MAP && !over && c->gmap == gmap
-            && c->keys_added == mp_map_keys_added && holds(BUILTINS_MAP, c->index, key)) {
+        if (c->map == BUILTINS_MAP && !over && c->gmap == gmap &&
+            c->keys_added == mp_map_keys_added && holds(BUILTINS_MAP, c->index, key)) {
             return BUILTINS_MAP->table[c->index].value;
         }
     }
@@ -177,7 +178,8 @@ mp_obj_t mp_native_load_global(qstr qst) {
 // A function that binds self the way a plain bytecode function does, with no __get__:
 // the only values the method cache hands out.
 RW_INLINE bool plain_method(mp_obj_t v) {
-    return mp_obj_is_exact_type(v, &mp_type_fun_bc) || mp_obj_is_exact_type(v, &rw_type_fun_promoted);
+    return mp_obj_is_exact_type(v, &mp_type_fun_bc) ||
+           mp_obj_is_exact_type(v, &rw_type_fun_promoted);
 }
 
 // Names mp_load_method answers before it reaches the class's locals dict.
@@ -190,7 +192,8 @@ RW_INLINE bool method_name_ok(qstr attr) {
 // cached index: mp_load_method gives (function, obj) on exactly that domain (the argument
 // is at LOCIOS_BC_LOAD_METHOD_C in vm/rewrite/rw_ops.h). __class__, __next__ and
 // __dict__ are answered before the class dict, so they never take the fast path.
-static RW_SLOW void load_method_slow(mp_obj_t base, qstr attr, mp_obj_t *dest, const uint8_t *site) {
+static RW_SLOW void load_method_slow(mp_obj_t base, qstr attr, mp_obj_t *dest,
+                                     const uint8_t *site) {
     if (members_of(base) != NULL && method_name_ok(attr)) {
         const mp_obj_type_t *t = ((mp_obj_base_t *)MP_OBJ_TO_PTR(base))->type;
         if (MP_OBJ_TYPE_HAS_SLOT(t, locals_dict)) {
@@ -208,15 +211,16 @@ static RW_SLOW void load_method_slow(mp_obj_t base, qstr attr, mp_obj_t *dest, c
 }
 
 // An instance's method: the cached guess, checked, else the slow path.
-static RW_SLOW void load_instance_method(mp_obj_t base, qstr attr, mp_obj_t *dest, const uint8_t *site) {
+static RW_SLOW void load_instance_method(mp_obj_t base, qstr attr, mp_obj_t *dest,
+                                         const uint8_t *site) {
     if (method_name_ok(attr)) {
         const mp_obj_type_t *t = ((mp_obj_base_t *)MP_OBJ_TO_PTR(base))->type;
         rw_site_t *c = site_slot(site);
         if (c->ip == site && c->map == t && MP_OBJ_TYPE_HAS_SLOT(t, locals_dict)) {
             mp_map_t *lm = &MP_OBJ_TYPE_GET_SLOT(t, locals_dict)->map;
             mp_obj_t key = MP_OBJ_NEW_QSTR(attr);
-            if (holds(lm, c->index, key) && plain_method(lm->table[c->index].value)
-                && mp_map_lookup(members_of(base), key, MP_MAP_LOOKUP) == NULL) {
+            if (holds(lm, c->index, key) && plain_method(lm->table[c->index].value) &&
+                mp_map_lookup(members_of(base), key, MP_MAP_LOOKUP) == NULL) {
                 dest[0] = lm->table[c->index].value;
                 dest[1] = base;
                 return;
@@ -242,7 +246,8 @@ void mp_native_load_method(mp_obj_t base, qstr attr, mp_obj_t *dest) {
 // the cached index when the name is there.
 RW_INLINE mp_map_t *plain_members_of(mp_obj_t base) {
     mp_map_t *m = members_of(base);
-    if (m != NULL && !(((mp_obj_base_t *)MP_OBJ_TO_PTR(base))->type->flags & MP_TYPE_FLAG_HAS_SPECIAL_ACCESSORS)) {
+    if (m != NULL && !(((mp_obj_base_t *)MP_OBJ_TO_PTR(base))->type->flags &
+                       MP_TYPE_FLAG_HAS_SPECIAL_ACCESSORS)) {
         return m;
     }
     return NULL;

@@ -11,13 +11,14 @@
 // The newest RW_SRC_KEEP texts given to the lexer as strings (the REPL, exec, compile)
 // that define a function, as (name, bytes) tuples; slot rw_src_next is the next to go.
 #define RW_SRC_KEEP (8)
-#define RW_SRC_MAX (256 * 1024)
+#define RW_SRC_MAX  (256 * 1024)
 MP_REGISTER_ROOT_POINTER(mp_obj_t rw_src_ring[8]);
 static size_t rw_src_next;
 
 static bool defines_a_function(const char *s, size_t len) {
     for (size_t i = 0; i + 4 <= len; i++) {
-        if (s[i] == 'd' && s[i + 1] == 'e' && s[i + 2] == 'f' && (s[i + 3] == ' ' || s[i + 3] == '\t')) {
+        if (s[i] == 'd' && s[i + 1] == 'e' && s[i + 2] == 'f' &&
+            (s[i + 3] == ' ' || s[i + 3] == '\t')) {
             return true;
         }
     }
@@ -27,17 +28,17 @@ static bool defines_a_function(const char *s, size_t len) {
 void rw_src_keep(size_t name, const char *str, size_t len) {
     // "<twin>" is the optimiser compiling a twin: keeping that would push out the
     // sources it came from.
-    if (strcmp(qstr_str(name), "<twin>") == 0 || len > RW_SRC_MAX
-        || !defines_a_function(str, len)) {
+    if (strcmp(qstr_str(name), "<twin>") == 0 || len > RW_SRC_MAX ||
+        !defines_a_function(str, len)) {
         return;
     }
-    #if LOCIOS_BUDGET_HOOKS
+#if LOCIOS_BUDGET_HOOKS
     // Code compiled inside a budgeted call (a Locus's step) is never optimised: its
     // allocation budget must not pay for a copy.
     if (budget_armed) {
         return;
     }
-    #endif
+#endif
     // Keeping a copy is optional: a full heap (or an allocation budget) must fail the
     // copy, never the compile that asked for it.
     nlr_buf_t nlr;

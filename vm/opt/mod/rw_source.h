@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Source texts kept for native twins: see rw_source.c. rw_src_keep, the lexer's hook, and
 // rw_src_deinit are declared in vm/vm_hooks.h.
-#ifndef LOCIOS_RW_SOURCE_H
-#define LOCIOS_RW_SOURCE_H
+#ifndef LOCIOS_VM_OPT_MOD_RW_SOURCE_H
+#define LOCIOS_VM_OPT_MOD_RW_SOURCE_H
 
 #include "py/obj.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Exceptions escaping swapped functions (issue 7): see rw_watch.c.
-#ifndef LOCIOS_RW_WATCH_H
-#define LOCIOS_RW_WATCH_H
+#ifndef LOCIOS_VM_OPT_MOD_RW_WATCH_H
+#define LOCIOS_VM_OPT_MOD_RW_WATCH_H
 
 #include <stddef.h>
 

@@ -15,9 +15,9 @@ MP_REGISTER_ROOT_POINTER(prof_sample_t prof_ring[LOCIOS_PROF_RING]);
 static mp_obj_t prof_start_fn(size_t n_args, const mp_obj_t *args) {
     mp_int_t hz = n_args ? mp_obj_get_int(args[0]) : 1000;
     if (hz <= 0 || hz > UINT32_MAX || !prof_start((uint32_t)hz)) {
-        mp_raise_msg_varg(&mp_type_ValueError,
-            MP_ERROR_TEXT("_prof.start: %d Hz is outside the timer's range (10..10000)"),
-            (int)hz);
+        mp_raise_msg_varg(
+            &mp_type_ValueError,
+            MP_ERROR_TEXT("_prof.start: %d Hz is outside the timer's range (10..10000)"), (int)hz);
     }
     return mp_const_none;
 }
@@ -39,8 +39,7 @@ static mp_obj_t prof_samples_fn(void) {
         size_t off = (size_t)((const byte *)s.ip - prof_code_start(fun));
         mp_obj_t key[2] = { MP_OBJ_FROM_PTR(fun), MP_OBJ_NEW_SMALL_INT(off) };
         mp_obj_t k = mp_obj_new_tuple(2, key);
-        mp_map_elem_t *e = mp_map_lookup(mp_obj_dict_get_map(d), k,
-            MP_MAP_LOOKUP_ADD_IF_NOT_FOUND);
+        mp_map_elem_t *e = mp_map_lookup(mp_obj_dict_get_map(d), k, MP_MAP_LOOKUP_ADD_IF_NOT_FOUND);
         e->value = MP_OBJ_NEW_SMALL_INT((e->value ? MP_OBJ_SMALL_INT_VALUE(e->value) : 0) + 1);
     }
     return d;

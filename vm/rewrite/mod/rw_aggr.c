@@ -50,7 +50,8 @@ void rw_aggr_set(int on) {
         // addresses of the old (the guest upstream suite's every test would be skipped).
         memset(s_seen, 0, sizeof(s_seen));
     }
-    rw_enter_flags = (uint8_t)((rw_enter_flags & ~RW_ENTER_AGGRESSIVE) | (on ? RW_ENTER_AGGRESSIVE : 0));
+    rw_enter_flags =
+        (uint8_t)((rw_enter_flags & ~RW_ENTER_AGGRESSIVE) | (on ? RW_ENTER_AGGRESSIVE : 0));
 }
 
 const rw_aggr_stats_t *rw_aggr_stats(void) {
@@ -82,8 +83,8 @@ static uint32_t count_free(const mp_code_state_t *cs, const mp_obj_type_t *cell)
     const byte *ip = cs->fun_bc->bytecode;
     MP_BC_PRELUDE_SIG_DECODE(ip);
     uint32_t n = 0;
-    while (n < n_pos_args && n < cs->n_state
-           && mp_obj_get_type(cs->state[cs->n_state - 1 - n]) == cell) {
+    while (n < n_pos_args && n < cs->n_state &&
+           mp_obj_get_type(cs->state[cs->n_state - 1 - n]) == cell) {
         n++;
     }
     return n;
@@ -93,7 +94,7 @@ static uint32_t count_free(const mp_code_state_t *cs, const mp_obj_type_t *cell)
 // fun_data (new, len bytes) verifies as a replacement of the running function's, else
 // the verifier's message. Profile 'trusted': heap code here has no other owner profile.
 static const char *rw_check_replacement(const mp_code_state_t *cs, const uint8_t *new_code,
-    size_t len) {
+                                        size_t len) {
     static vrf_result_t res;
     vrf_fn_t nf, of;
     const mp_obj_type_t *cell = cell_type();

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The rewriter's aggressive mode (issue 7 testing aid): the VM's frame-enter hook
 // rewrites every heap function at its first call, after the verifier's replacement check.
-#ifndef LOCI_RW_AGGR_H
-#define LOCI_RW_AGGR_H
+#ifndef LOCIOS_VM_REWRITE_MOD_RW_AGGR_H
+#define LOCIOS_VM_REWRITE_MOD_RW_AGGR_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -46,7 +46,7 @@ typedef struct {
 // (vm/vm_hooks.h, which declares it and rw_frame_enter): zero keeps the hook to one
 // test; a set bit sends every frame entry to rw_frame_enter.
 #define RW_ENTER_AGGRESSIVE (1)  // rewrite each heap function at its first call
-#define RW_ENTER_RECORD (2)      // record the arguments of calls to one function (rw_record.c)
+#define RW_ENTER_RECORD     (2)  // record the arguments of calls to one function (rw_record.c)
 void rw_aggr_set(int on);
 const rw_aggr_stats_t *rw_aggr_stats(void);
 

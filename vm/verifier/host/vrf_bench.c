@@ -45,8 +45,18 @@ int main(int argc, char **argv) {
         uint32_t hdr[8];
         memcpy(hdr, data + p, 32);
         if (!largest_only || p == best_at) {
-            vrf_fn_t fn = { data + p + 32, hdr[0], hdr[1], hdr[2], hdr[3], hdr[4], NULL, NULL,
-                            NULL, 0, (uint8_t)hdr[5], (int16_t)(int32_t)hdr[6],
+            vrf_fn_t fn = { data + p + 32,
+                            hdr[0],
+                            hdr[1],
+                            hdr[2],
+                            hdr[3],
+                            hdr[4],
+                            NULL,
+                            NULL,
+                            NULL,
+                            0,
+                            (uint8_t)hdr[5],
+                            (int16_t)(int32_t)hdr[6],
                             (int8_t)(int32_t)hdr[7] };
             if (vrf_verify_fn(&fn, &vrf_profile_trusted, &res) != VRF_OK) {
                 failed++;

@@ -85,16 +85,24 @@ static uint8_t *mutate(const seed_t *s, uint32_t *out_len) {
     for (uint32_t i = 0; i < n && len; i++) {
         uint32_t at = (uint32_t)(rnd() % len);
         switch (kind) {
-            case 0: b[at] ^= (uint8_t)(1u << (rnd() % 8)); break;          // bit flip
-            case 1: b[at] = (uint8_t)rnd(); break;                          // byte set
-            case 2: len = at; break;                                        // truncate
-            case 3:                                                         // insert
+            case 0:
+                b[at] ^= (uint8_t)(1u << (rnd() % 8));
+                break;  // bit flip
+            case 1:
+                b[at] = (uint8_t)rnd();
+                break;  // byte set
+            case 2:
+                len = at;
+                break;  // truncate
+            case 3:     // insert
                 memmove(b + at + 1, b + at, len - at);
                 b[at] = (uint8_t)rnd();
                 len++;
                 break;
-            case 4: b[rnd() % (len < 6 ? len : 6)] = (uint8_t)rnd(); break; // prelude
-            default:                                                        // retarget
+            case 4:
+                b[rnd() % (len < 6 ? len : 6)] = (uint8_t)rnd();
+                break;  // prelude
+            default:    // retarget
                 for (uint32_t j = at; j < len; j++) {
                     if ((b[j] & 0xf0) == 0x40 && j + 1 < len) {
                         b[j + 1] = (uint8_t)rnd();
@@ -126,10 +134,19 @@ int main(int argc, char **argv) {
         uint32_t len;
         uint8_t *code = mutate(s, &len);
         uint32_t n_free = (rnd() & 7) ? s->n_free : (uint32_t)(rnd() % 3);
-        vrf_fn_t fn = { code, len, s->n_qstr, s->n_obj, s->n_children, n_free,
-                        fuzz_qstr, fuzz_obj_kind, NULL, (uint8_t)((i >> 1) & 1),
+        vrf_fn_t fn = { code,
+                        len,
+                        s->n_qstr,
+                        s->n_obj,
+                        s->n_children,
+                        n_free,
+                        fuzz_qstr,
+                        fuzz_obj_kind,
+                        NULL,
+                        (uint8_t)((i >> 1) & 1),
                         (uint8_t)(s->class_body ^ ((rnd() & 15) == 0)),
-                        (int16_t)s->n_defaults, (int8_t)s->kw_defaults };
+                        (int16_t)s->n_defaults,
+                        (int8_t)s->kw_defaults };
         const vrf_profile_t *p = (i & 1) ? &vrf_profile_locus : &vrf_profile_trusted;
         int r = vrf_verify_fn(&fn, p, &res);
         if (res.steps > VRF_STEP_FACTOR * len + 16) {
@@ -165,7 +182,7 @@ int main(int argc, char **argv) {
         free(code);
     }
     printf("cases %lu accepted %lu rejected %lu max_steps %lu\n", iters, accepted, rejected,
-        max_steps);
+           max_steps);
     for (size_t i = 0; i < count; i++) {
         free(seeds[i].code);
     }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Host-side qstr resolver for the verifier (a table of strings, like a .mpy's).
-#ifndef LOCI_VRF_TABLE_H
-#define LOCI_VRF_TABLE_H
+#ifndef LOCIOS_VM_VERIFIER_HOST_VRF_TABLE_H
+#define LOCIOS_VM_VERIFIER_HOST_VRF_TABLE_H
 
 #include <stddef.h>
 #include <stdint.h>

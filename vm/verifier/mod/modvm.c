@@ -38,8 +38,8 @@ extern const mp_obj_type_t mp_type_closure;
 
 // Code objects (compile(src, name, 'exec')) come in two layouts (py/objcode.h): BASIC
 // holds the module's constants and proto-fun, MINIMUM a module function.
-#if MICROPY_PY_BUILTINS_CODE != MICROPY_PY_BUILTINS_CODE_BASIC \
-    && MICROPY_PY_BUILTINS_CODE != MICROPY_PY_BUILTINS_CODE_MINIMUM
+#if MICROPY_PY_BUILTINS_CODE != MICROPY_PY_BUILTINS_CODE_BASIC && \
+    MICROPY_PY_BUILTINS_CODE != MICROPY_PY_BUILTINS_CODE_MINIMUM
 #error "vm: code objects are read in the MINIMUM or BASIC layout only"
 #endif
 
@@ -51,13 +51,18 @@ static void set_msg(vrf_result_t *res, int rule, const char *msg) {
     res->msg[n] = 0;
 }
 
-enum { NAMES_LOADED, NAMES_STORED, NAMES_DELETED, NAMES_N };
+enum {
+    NAMES_LOADED,
+    NAMES_STORED,
+    NAMES_DELETED,
+    NAMES_N
+};
 
 typedef struct {
     const vrf_profile_t *prof;
     vrf_result_t res;
     uint32_t functions;
-    uint32_t bytes;    // decoded, over all functions
+    uint32_t bytes;  // decoded, over all functions
     uint32_t insns;
     mp_obj_t names[NAMES_N];  // sets of global names, for vm.names; NULL: not wanted
 } walk_t;
@@ -69,13 +74,16 @@ static void collect_names(walk_t *w, const vrf_fn_t *fn) {
     while (vrf_next_qstr(fn, &w->res, &off, &op, &q)) {
         size_t which;
         switch (op) {
-            case MP_BC_LOAD_NAME: case MP_BC_LOAD_GLOBAL:
+            case MP_BC_LOAD_NAME:
+            case MP_BC_LOAD_GLOBAL:
                 which = NAMES_LOADED;
                 break;
-            case MP_BC_STORE_NAME: case MP_BC_STORE_GLOBAL:
+            case MP_BC_STORE_NAME:
+            case MP_BC_STORE_GLOBAL:
                 which = NAMES_STORED;
                 break;
-            case MP_BC_DELETE_NAME: case MP_BC_DELETE_GLOBAL:
+            case MP_BC_DELETE_NAME:
+            case MP_BC_DELETE_GLOBAL:
                 which = NAMES_DELETED;
                 break;
             default:
@@ -94,7 +102,7 @@ static void collect_names(walk_t *w, const vrf_fn_t *fn) {
 static int walk(walk_t *w, vrf_fn_t *fn, mp_raw_code_t *const *children, uint32_t depth) {
     if (depth > VRF_MAX_NESTING) {
         set_msg(&w->res, VRF_RULE_LIMIT,
-            "verify: offset 0x0 children nested too deeply (rule 8: limit)");
+                "verify: offset 0x0 children nested too deeply (rule 8: limit)");
         return VRF_RULE_LIMIT;
     }
     int r = vrf_verify_fn(fn, w->prof, &w->res);
@@ -144,9 +152,10 @@ static int walk(walk_t *w, vrf_fn_t *fn, mp_raw_code_t *const *children, uint32_
         }
         if (status[i] < 0 || code == NULL) {
             int bad = status[i] < 0 ? VRF_RULE_STACK : VRF_RULE_DECODE;
-            set_msg(&w->res, bad, status[i] < 0
-                ? "verify: offset 0x0 child made in two different ways (rule 4: stack)"
-                : "verify: offset 0x0 child is not bytecode (rule 1: decode)");
+            set_msg(&w->res, bad,
+                    status[i] < 0
+                        ? "verify: offset 0x0 child made in two different ways (rule 4: stack)"
+                        : "verify: offset 0x0 child is not bytecode (rule 1: decode)");
             r = bad;
             break;
         }
@@ -170,11 +179,11 @@ typedef struct {
 
 static void get_target(mp_obj_t fn, target_t *t) {
     t->n_free = 0;
-    #if MICROPY_PY_BUILTINS_CODE == MICROPY_PY_BUILTINS_CODE_MINIMUM
+#if MICROPY_PY_BUILTINS_CODE == MICROPY_PY_BUILTINS_CODE_MINIMUM
     if (mp_obj_is_type(fn, &mp_type_code)) {
         fn = ((mp_obj_code_t *)MP_OBJ_TO_PTR(fn))->module_fun;
     }
-    #else
+#else
     if (mp_obj_is_type(fn, &mp_type_code)) {
         mp_obj_code_t *co = MP_OBJ_TO_PTR(fn);
         const mp_raw_code_t *rc = mp_code_get_proto_fun(co);
@@ -191,7 +200,7 @@ static void get_target(mp_obj_t fn, target_t *t) {
         }
         return;
     }
-    #endif
+#endif
     if (mp_obj_is_type(fn, &mp_type_bound_meth)) {
         fn = ((vm_bound_meth_t *)MP_OBJ_TO_PTR(fn))->meth;
     }
@@ -224,16 +233,16 @@ static const vrf_profile_t *get_profile(size_t n_args, const mp_obj_t *args, siz
 // the walk's tables. Set while run() works; nested verification is refused.
 static uint8_t vm_busy;
 
-static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code,
-    int replace, int stats, const mp_obj_t *names);
+static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace,
+                              int stats, const mp_obj_t *names);
 
 // Verifies fn (or, with code, that bytecode in fn's place); the message or None.
 // names: NAMES_N sets to fill with the global names used (vm.names), or NULL.
-static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace,
-    int stats, const mp_obj_t *names) {
+static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace, int stats,
+                    const mp_obj_t *names) {
     if (vm_busy) {
         mp_raise_msg(&mp_type_RuntimeError,
-            MP_ERROR_TEXT("verify: verifier in use (called from a finaliser)"));
+                     MP_ERROR_TEXT("verify: verifier in use (called from a finaliser)"));
     }
     nlr_buf_t nlr;
     vm_busy = 1;
@@ -247,8 +256,8 @@ static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int repl
     nlr_jump(nlr.ret_val);
 }
 
-static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code,
-    int replace, int stats, const mp_obj_t *names) {
+static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace,
+                              int stats, const mp_obj_t *names) {
     target_t tg;
     get_target(args[0], &tg);
     // A root: its defaults were fixed when it was made (by a verified parent, or frozen).
@@ -291,7 +300,7 @@ static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code
 }
 
 int vm_check_rewrite(mp_obj_t fun, uint32_t n_free, const uint8_t *code, size_t len,
-    const char *profile, char *msg, size_t cap) {
+                     const char *profile, char *msg, size_t cap) {
     vrf_result_t res;
     int r;
     const vrf_profile_t *prof = vrf_profile_find(profile);
@@ -299,8 +308,9 @@ int vm_check_rewrite(mp_obj_t fun, uint32_t n_free, const uint8_t *code, size_t 
     if (vm_busy || prof == NULL) {
         memset(&res, 0, sizeof(res));
         r = VRF_RULE_LIMIT;
-        set_msg(&res, r, prof ? "verify: offset 0x0 verifier in use (rule 8: limit)"
-                              : "verify: offset 0x0 unknown profile (rule 7: profile)");
+        set_msg(&res, r,
+                prof ? "verify: offset 0x0 verifier in use (rule 8: limit)"
+                     : "verify: offset 0x0 unknown profile (rule 7: profile)");
         r = prof ? r : VRF_RULE_PROFILE;
     } else {
         get_target(fun, &tg);  // raises TypeError for what is not bytecode: as vm.check

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The verifier's C entry for the rewriter (vm/rewrite): gate 1 for an in-place rewrite
 // of a function's bytecode, without going through Python.
-#ifndef LOCI_VM_CHECK_H
-#define LOCI_VM_CHECK_H
+#ifndef LOCIOS_VM_VERIFIER_MOD_VM_CHECK_H
+#define LOCIOS_VM_VERIFIER_MOD_VM_CHECK_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +21,6 @@
 // Not reentrant: refused (rule 8) while a vm.* verification is running (a finaliser
 // run by a collection inside it).
 int vm_check_rewrite(mp_obj_t fun, uint32_t n_free, const uint8_t *code, size_t len,
-    const char *profile, char *msg, size_t cap);
+                     const char *profile, char *msg, size_t cap);
 
 #endif

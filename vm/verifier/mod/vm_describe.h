@@ -4,8 +4,8 @@
 // (vm/rewrite/mod/rw_aggr.c, which checks a rewrite at a function's first call without
 // going through Python) both describe functions with it. Static functions, so each
 // includer keeps its own inlined copy.
-#ifndef LOCIOS_VM_DESCRIBE_H
-#define LOCIOS_VM_DESCRIBE_H
+#ifndef LOCIOS_VM_VERIFIER_MOD_VM_DESCRIBE_H
+#define LOCIOS_VM_VERIFIER_MOD_VM_DESCRIBE_H
 
 #include <string.h>
 
@@ -61,7 +61,8 @@ static inline int vm_obj_kind(void *ctx, uint32_t i) {
 // Fills fn for bytecode code (code_len bytes; 0: its GC block's, or unbounded for frozen
 // code) with module constants k and children table children, made as `made` says.
 static inline void vm_describe(vrf_fn_t *fn, const byte *code, size_t code_len,
-    const mp_module_constants_t *k, mp_raw_code_t *const *children, const vrf_child_t *made) {
+                               const mp_module_constants_t *k, mp_raw_code_t *const *children,
+                               const vrf_child_t *made) {
     memset(fn, 0, sizeof(*fn));
     fn->code = code;
     size_t n = code_len ? code_len : vm_heap_bytes(code);

@@ -49,7 +49,7 @@ void loci_oracle_loaded(const uint8_t *code, size_t len) {
         say("X %ld %ld %ld\n", (long)n_fns, 0, 0);  // table full: soundness.py fails the run
         return;
     }
-    fns[n_fns] = (oracle_fn_t){code, len, -1, -1, -1, 0};
+    fns[n_fns] = (oracle_fn_t){ code, len, -1, -1, -1, 0 };
     say("L %ld %ld %ld\n", (long)n_fns, (long)len, 0);
     n_fns++;
 }
@@ -77,8 +77,12 @@ static long local_index(const uint8_t *ip) {
         return op - MP_BC_STORE_FAST_MULTI;
     }
     switch (op) {
-        case MP_BC_LOAD_FAST_N: case MP_BC_STORE_FAST_N: case MP_BC_DELETE_FAST:
-        case MP_BC_LOAD_DEREF: case MP_BC_STORE_DEREF: case MP_BC_DELETE_DEREF: {
+        case MP_BC_LOAD_FAST_N:
+        case MP_BC_STORE_FAST_N:
+        case MP_BC_DELETE_FAST:
+        case MP_BC_LOAD_DEREF:
+        case MP_BC_STORE_DEREF:
+        case MP_BC_DELETE_DEREF: {
             long v = 0;
             const uint8_t *p = ip + 1;
             do {
@@ -107,7 +111,7 @@ static void note(oracle_fn_t *f, long off, long depth, long exc) {
 }
 
 void loci_oracle_tick(const mp_code_state_t *cs, const uint8_t *ip, const mp_obj_t *sp,
-    const mp_exc_stack_t *exc_sp, const mp_exc_stack_t *exc_stack) {
+                      const mp_exc_stack_t *exc_sp, const mp_exc_stack_t *exc_stack) {
     oracle_fn_t *f = find(cs->fun_bc->bytecode);
     if (f == NULL) {
         return;

@@ -23,8 +23,8 @@ __attribute__((destructor)) static void rw_unix_stats_at_exit(void) {
     }
     const rw_aggr_stats_t *s = rw_aggr_stats();
     fprintf(f, "seen=%u rewritten=%u refused=%u too_big=%u frozen=%u unchanged=%u",
-        (unsigned)s->seen, (unsigned)s->rewritten, (unsigned)s->refused,
-        (unsigned)s->too_big, (unsigned)s->frozen, (unsigned)s->unchanged);
+            (unsigned)s->seen, (unsigned)s->rewritten, (unsigned)s->refused, (unsigned)s->too_big,
+            (unsigned)s->frozen, (unsigned)s->unchanged);
     for (int k = 0; k < RW_KIND_N; k++) {
         fprintf(f, " %s=%u", rw_kind_name(k), (unsigned)s->edits[k]);
     }
