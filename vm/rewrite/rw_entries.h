@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Computed-goto table entries of the rewritten opcodes (issue 7), included by
 // py/vmentrytable.h (vm/patches/0007) as MICROPY_VM_EXTRA_ENTRIES_H; bodies in rw_ops.h.
-// clang-format off (to the end): opcode bodies and dispatch entries written as labels inside
-// py/vm.c's switch, laid out as the VM's own are.
+// Written as labels inside py/vm.c's switch and laid out as the VM's own opcodes are,
+// so the formatter leaves the rest of this file alone:
+// clang-format off
 #include "rw_opcodes.h"
 [LOCIOS_BC_CMPJ_LT] = &&entry_LOCIOS_BC_CMPJ_LT,
 [LOCIOS_BC_CMPJ_GT] = &&entry_LOCIOS_BC_CMPJ_GT,

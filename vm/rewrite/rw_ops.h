@@ -8,8 +8,9 @@
 //
 // We are at block scope here: the headers below hold only macros, typedefs, prototypes
 // and static asserts, which C allows there (vm.c includes nothing after this function).
-// clang-format off (to the end): opcode bodies and dispatch entries written as labels inside
-// py/vm.c's switch, laid out as the VM's own are.
+// Written as labels inside py/vm.c's switch and laid out as the VM's own opcodes are,
+// so the formatter leaves the rest of this file alone:
+// clang-format off
 #include "py/smallint.h"
 #include "py/objlist.h"
 #include "py/objtuple.h"
