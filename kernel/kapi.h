@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "../boot/bootinfo.h"
+#include "dev/pci.h"
 
 // ---- Entry ---------------------------------------------------------------------------
 // The kernel calls this once everything below works. It never returns.
@@ -86,6 +87,11 @@ void *kexec_commit(const void *code, size_t len);
 void *kexec_next(size_t len);
 // Forget every committed block (soft reset: no old code object survives it).
 void kexec_reset(void);
+
+// Device registers (a PCI BAR, an MMIO UART) at their physical address, uncached,
+// wherever they are (a 64-bit BAR may lie far above RAM and the identity map); returns
+// the address to use. Call it before touching registers outside the low 4 GiB.
+void *kmem_map_device(uint64_t phys, uint64_t size);
 
 // The stack the port runs on: [limit, top). A guard page sits below `limit`.
 void kstack_bounds(uintptr_t *limit, uintptr_t *top);

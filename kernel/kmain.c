@@ -88,6 +88,9 @@ void kmain(const struct bootinfo *bi) {
             a->hpet_addr ? "yes" : "no", a->pm_tmr_port ? "yes" : "no");
     kprintf("kernel: serial console: %s\n", uart_where());
 
+    pci_init();
+    kprintf("kernel: pci: %u functions\n", pci_count());
+
     // Loader data, boot services memory and the firmware's page tables are unused now.
     mm_reclaim(&boot_copy);
     kmem_init(&boot_copy);

@@ -115,6 +115,14 @@ const char *paging_guard_name(uintptr_t va) {
     return NULL;
 }
 
+void *kmem_map_device(uint64_t phys, uint64_t size) {
+    uint64_t start = phys & ~(KPAGE_SIZE - 1);
+    for (uint64_t a = start; a < phys + size; a += KPAGE_SIZE) {
+        paging_map_4k(a, a, PTE_W | PTE_PCD | pte_nx);
+    }
+    return (void *)(uintptr_t)phys;
+}
+
 void paging_make_executable(uint64_t base, uint64_t len) {
     for (uint64_t a = base & ~(KPAGE_SIZE - 1); a < base + len; a += KPAGE_SIZE) {
         uint64_t *pte = pte_for(a);

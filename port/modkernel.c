@@ -207,6 +207,34 @@ static mp_obj_t kernel_machine(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_machine_obj, kernel_machine);
 
+// pci(): the PCI functions found at boot, as dicts (where, ids, class, BARs).
+static mp_obj_t kernel_pci(void) {
+    mp_obj_t list = mp_obj_new_list(0, NULL);
+    for (unsigned i = 0; i < pci_count(); i++) {
+        const struct pci_device *p = pci_get(i);
+        mp_obj_t d = mp_obj_new_dict(8);
+        dict_put(d, MP_QSTR_bus, p->bus);
+        dict_put(d, MP_QSTR_dev, p->dev);
+        dict_put(d, MP_QSTR_fn, p->fn);
+        dict_put(d, MP_QSTR_vendor, p->vendor);
+        dict_put(d, MP_QSTR_device, p->device);
+        dict_put(d, MP_QSTR_cls, (uint64_t)p->class_code << 16 | p->subclass << 8 | p->prog_if);
+        mp_obj_t bars = mp_obj_new_list(0, NULL);
+        for (unsigned b = 0; b < 6; b++) {
+            if (p->bar[b].size) {
+                mp_obj_t t[3] = { mp_obj_new_int_from_ull(p->bar[b].base),
+                                  mp_obj_new_int_from_ull(p->bar[b].size),
+                                  mp_obj_new_bool(p->bar[b].io) };
+                mp_obj_list_append(bars, mp_obj_new_tuple(3, t));
+            }
+        }
+        mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_bars), bars);
+        mp_obj_list_append(list, d);
+    }
+    return list;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_pci_obj, kernel_pci);
+
 static mp_obj_t kernel_poweroff(void) {
     kpower_off();
 }
@@ -286,6 +314,7 @@ static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_cycles), MP_ROM_PTR(&kernel_cycles_obj) },
     { MP_ROM_QSTR(MP_QSTR_loader_cycles), MP_ROM_PTR(&kernel_loader_cycles_obj) },
     { MP_ROM_QSTR(MP_QSTR_machine), MP_ROM_PTR(&kernel_machine_obj) },
+    { MP_ROM_QSTR(MP_QSTR_pci), MP_ROM_PTR(&kernel_pci_obj) },
     { MP_ROM_QSTR(MP_QSTR_poweroff), MP_ROM_PTR(&kernel_poweroff_obj) },
     { MP_ROM_QSTR(MP_QSTR_reset), MP_ROM_PTR(&kernel_reset_obj) },
     { MP_ROM_QSTR(MP_QSTR_crash), MP_ROM_PTR(&kernel_crash_obj) },

@@ -127,9 +127,15 @@ def qemu_command(
     secure_boot: bool = False,
     serial: str = "com1",
     reboot: bool = False,
+    qmp: Path | None = None,
+    usb_stick: bool = False,
+    vga: str | None = None,
 ) -> list[str]:
     """serial: "com1" (the console on COM1), "none" (no UART at all), or
-    "port:IOBASE:IRQ" (the console on a 16550 at another I/O port, COM1 absent)."""
+    "port:IOBASE:IRQ" (the console on a 16550 at another I/O port, COM1 absent).
+    qmp: a QMP socket there (screendump, send-key, device_add). usb_stick: the image as a
+    USB mass-storage stick on an xHCI controller, as a spare PC boots it. vga: the
+    display device instead of QEMU's default (e.g. "VGA,xres=3840,yres=2160", "none")."""
     qemu = find_qemu()
     code, vars_template = firmware or find_ovmf()
     if not image.is_file():
@@ -161,8 +167,19 @@ def qemu_command(
     else:
         cmd += ["-bios", code]
     # snapshot=on: the guest never writes back to the image under test.
-    cmd += ["-drive", f"format=raw,file={image},if=virtio,snapshot=on"]
+    if usb_stick:
+        cmd += ["-device", "qemu-xhci,id=xhci",
+                "-drive", f"if=none,id=stick,format=raw,file={image},snapshot=on",
+                "-device", "usb-storage,bus=xhci.0,drive=stick,removable=on,bootindex=0"]
+    else:
+        cmd += ["-drive", f"format=raw,file={image},if=virtio,snapshot=on"]
     cmd += ["-device", DEBUG_EXIT_DEVICE, "-display", "none"]
+    if vga == "none":
+        cmd += ["-vga", "none"]
+    elif vga:
+        cmd += ["-vga", "none", "-device", vga]
+    if qmp:
+        cmd += ["-qmp", f"unix:{qmp},server=on,wait=off"]
     if profile in ("run", "debug") and serial == "com1":
         cmd += ["-serial", "mon:stdio"]
     elif serial == "none":
@@ -227,6 +244,10 @@ def main(argv: list[str]) -> int:
                     help="com1 | none | port:IOBASE:IRQ (the console UART elsewhere)")
     ap.add_argument("--reboot", action="store_true",
                     help="let a guest reset restart the machine (default: QEMU exits)")
+    ap.add_argument("--qmp", type=Path, help="a QMP socket at this path")
+    ap.add_argument("--usb-stick", action="store_true",
+                    help="boot the image as a USB stick on an xHCI controller")
+    ap.add_argument("--vga", help="display device instead of the default, or none")
     ap.add_argument("--print", action="store_true", help="print the command, don't run it")
     ap.epilog = "Extra QEMU arguments go after --, e.g. launch.py run -- -vga none"
     extra: list[str] = []
@@ -252,7 +273,8 @@ def main(argv: list[str]) -> int:
                                Path(tmp) / "OVMF_VARS.fd", args.icount, args.extra,
                                args.serial_socket, machine=args.machine, cpu=args.cpu,
                                firmware=firmware, secure_boot=args.secure_boot,
-                               serial=args.serial, reboot=args.reboot)
+                               serial=args.serial, reboot=args.reboot, qmp=args.qmp,
+                               usb_stick=args.usb_stick, vga=args.vga)
         except LaunchError as e:
             print(f"launch: {e}", file=sys.stderr)
             return 2

@@ -29,11 +29,14 @@ ICOUNT_BOOT_FACTOR = 3
 class Guest(Console):
     def __init__(self, image: Path = IMAGE, mem: str = "512M", extra: list[str] | None = None,
                  log: Path | None = None, icount: bool = False,
-                 launch: list[str] | None = None):
-        """launch: more options of qemu/launch.py (--machine pc, --cpu qemu64, ...)."""
+                 launch: list[str] | None = None, qmp: bool = False):
+        """launch: more options of qemu/launch.py (--machine pc, --cpu qemu64, ...).
+        qmp: also QEMU's machine protocol, as self.qmp (screendump, send-key)."""
         self.started = time.monotonic()
         self.icount = icount
-        self.qemu = QemuProcess(image, mem=mem, extra=extra, icount=icount, launch=launch)
+        self.qemu = QemuProcess(image, mem=mem, extra=extra, icount=icount, launch=launch,
+                                qmp=qmp)
+        self.qmp = self.qemu.qmp
         self.proc = self.qemu.proc
         super().__init__(Link(self.qemu.sock, "socket"), open(log, "ab") if log else None)
         self.exit_status: int | None = None

@@ -45,8 +45,10 @@ class QemuError(Exception):
 class QemuProcess:
     def __init__(self, image: Path = IMAGE, mem: str = "512M", extra: list[str] | None = None,
                  icount: bool = False, connect_timeout: float = 30,
-                 launch: list[str] | None = None):
-        """launch: more options of qemu/launch.py (--machine pc, --cpu qemu64, ...)."""
+                 launch: list[str] | None = None, qmp: bool = False):
+        """launch: more options of qemu/launch.py (--machine pc, --cpu qemu64, ...).
+        qmp: also open QEMU's machine protocol (self.qmp, tools/guest/qmp.py). With
+        `--serial none` in launch there is no serial line (self.sock is None)."""
         if not Path(image).is_file():
             raise FileNotFoundError(f"{image} is missing: run `make image` first")
         self._tmp = tempfile.TemporaryDirectory(prefix="lociOS-qemu-")
@@ -56,15 +58,26 @@ class QemuProcess:
                 "--serial-socket", str(self.socket_path)]
         if icount:
             args.append("--icount")
+        self.qmp_path = Path(self._tmp.name) / "qmp.sock" if qmp else None
+        if self.qmp_path:
+            args += ["--qmp", str(self.qmp_path)]
         args += launch or []
+        serial = (launch or [])[(launch or []).index("--serial") + 1] \
+            if "--serial" in (launch or []) else "com1"
         if extra:
             args += ["--", *extra]
         with open(self.log_path, "wb") as log:
             self.proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=log,
                                          stderr=subprocess.STDOUT, start_new_session=True,
                                          preexec_fn=_die_with_parent)
+        self.sock = None
+        self.qmp = None
         try:
-            self.sock = self._connect(connect_timeout)
+            if serial != "none":
+                self.sock = self._connect(connect_timeout)
+            if self.qmp_path:
+                from tools.guest.qmp import Qmp
+                self.qmp = Qmp(self.qmp_path, timeout=connect_timeout)
         except BaseException:
             self.close()
             raise
@@ -103,5 +116,10 @@ class QemuProcess:
         sock = getattr(self, "sock", None)
         if sock is not None:
             sock.close()
+        if getattr(self, "qmp", None) is not None:
+            try:
+                self.qmp.close()
+            except OSError:
+                pass
         self._tmp.cleanup()
         return self.proc.returncode
