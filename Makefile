@@ -46,7 +46,7 @@ LAUNCH_OPTS := --mem $(MEM) $(if $(ICOUNT),--icount)
 
 export MICROPY_DIR
 
-.PHONY: all setup build image run debug test test-host test-qemu test-machines sign lint \
+.PHONY: all setup build image run debug flash test test-host test-qemu test-machines sign lint \
 	docs-check bench clean distclean
 
 all: build
@@ -163,6 +163,21 @@ run: build
 
 debug: build
 	@$(PY) qemu/launch.py debug --image $(IMAGE) $(LAUNCH_OPTS) --elf $(KERNEL_ELF) -- $(QEMU_ARGS)
+
+# ---- USB stick -------------------------------------------------------------------------
+# `make flash DEV=/dev/sdX` builds, then writes the image to the stick and reads it back
+# (tools/flash.py: it refuses mounted, fixed and system disks, and asks first); without DEV
+# it lists the candidate disks. FLASH_OPTS passes more options (--yes, --force). The write
+# needs root or write access to DEV; without either, sudo asks for it, for the write alone.
+FLASH_OPTS ?=
+flash:
+	@if [ -z "$(DEV)" ]; then $(PY) tools/flash.py --list; \
+		echo "make flash: give the stick as DEV=/dev/sdX (one of the disks above)" >&2; exit 2; fi
+	@$(MAKE) --no-print-directory build
+	@as=; if [ "$$(id -u)" != 0 ] && [ -e "$(DEV)" ] && [ ! -w "$(DEV)" ] && \
+		command -v sudo >/dev/null; then \
+		echo "make flash: writing $(DEV) needs root; asking sudo" >&2; as=sudo; fi; \
+		$$as $(PY) tools/flash.py --image $(IMAGE) $(FLASH_OPTS) $(DEV)
 
 # ---- Tests -----------------------------------------------------------------------------
 test: build test-image boot-test-apps lint docs-check
