@@ -301,6 +301,7 @@ void usb_remove_portset(struct usb_portset *ps) {
 void usb_port_attention(struct usb_portset *ps, unsigned port) {
     if (port >= 1 && port <= ps->nports) {
         ps->ports[port - 1].attention = true;
+        busy = true;
         if (ps->hold_until && ps->ports[port - 1].state == PORT_EMPTY) {
             ps->ports[port - 1].next = ps->hold_until;  // hub ports still powering up
         }
