@@ -36,10 +36,10 @@ void kcon_set_interrupt_char(int c, void (*on_char)(void));
 
 // ---- Keyboards (PS/2 on the i8042, USB HID boot keyboards on xHCI) ---------------------
 struct kkbd_info {
-    const char *layout;   // "us", "de"
-    const char *layouts;  // every layout, space-separated
-    const char *ps2;      // the i8042's state: "keyboard (scancode set 1)", "no controller"...
-    unsigned usb;         // USB keyboards attached
+    const char *layout;     // "us", "de"
+    const char *layouts;    // every layout, space-separated
+    const char *ps2;        // the i8042's state: "keyboard (scancode set 1)", "no controller"...
+    unsigned usb;           // USB keyboards attached
     uint64_t bytes;         // bytes the keyboards produced
     uint64_t last_key_tsc;  // TSC when the last of them went to the console
     uint64_t echo_tsc;      // TSC of the console's first output after it (the echo)

@@ -242,8 +242,9 @@ static mp_obj_t kernel_keymap(size_t n_args, const mp_obj_t *args) {
     if (n_args == 1) {
         const char *name = mp_obj_str_get_str(args[0]);
         if (!kkbd_set_layout(name)) {
-            mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("no keyboard layout '%s'; layouts: %s"),
-                              name, k.layouts);
+            mp_raise_msg_varg(&mp_type_ValueError,
+                              MP_ERROR_TEXT("no keyboard layout '%s'; layouts: %s"), name,
+                              k.layouts);
         }
         kkbd_get(&k);
     }
@@ -257,7 +258,8 @@ static mp_obj_t kernel_keyboards(void) {
     struct kkbd_info k;
     kkbd_get(&k);
     mp_obj_t d = mp_obj_new_dict(6);
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_layout), mp_obj_new_str(k.layout, strlen(k.layout)));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_layout),
+                      mp_obj_new_str(k.layout, strlen(k.layout)));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_ps2), mp_obj_new_str(k.ps2, strlen(k.ps2)));
     dict_put(d, MP_QSTR_usb, k.usb);
     dict_put(d, MP_QSTR_bytes, k.bytes);

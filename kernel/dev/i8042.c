@@ -16,13 +16,13 @@
 #define ST_IN_FULL  0x02  // the controller has not taken the last byte yet
 #define ST_AUX      0x20  // the waiting byte is from the second port
 
-#define CMD_READ_CONFIG  0x20
-#define CMD_WRITE_CONFIG 0x60
-#define CMD_AUX_DISABLE  0xa7
-#define CMD_SELF_TEST    0xaa
-#define CMD_PORT1_TEST   0xab
+#define CMD_READ_CONFIG   0x20
+#define CMD_WRITE_CONFIG  0x60
+#define CMD_AUX_DISABLE   0xa7
+#define CMD_SELF_TEST     0xaa
+#define CMD_PORT1_TEST    0xab
 #define CMD_PORT1_DISABLE 0xad
-#define CMD_PORT1_ENABLE 0xae
+#define CMD_PORT1_ENABLE  0xae
 
 #define CFG_PORT1_IRQ   0x01
 #define CFG_PORT2_IRQ   0x02
@@ -41,7 +41,7 @@ static const char *state = "not probed";
 static struct keymap_state keys;
 static uint8_t prefix;  // 0xe0 seen (set 1 and 2), 0xf0 seen (set 2)
 static bool released;
-static unsigned skip;   // bytes of a Pause sequence still to drop
+static unsigned skip;  // bytes of a Pause sequence still to drop
 
 static bool wait_status(uint8_t mask, bool set, unsigned ms) {
     uint64_t end = arch_rdtsc() + ktime_tsc_hz() / 1000 * ms;

@@ -10,7 +10,14 @@
 #include "../kernel.h"
 #include "xhci.h"
 
-enum { PORT_EMPTY, PORT_DEBOUNCE, PORT_RESET, PORT_RECOVER, PORT_ACTIVE, PORT_FAILED };
+enum {
+    PORT_EMPTY,
+    PORT_DEBOUNCE,
+    PORT_RESET,
+    PORT_RECOVER,
+    PORT_ACTIVE,
+    PORT_FAILED
+};
 
 #define STEP_MS 10  // a port in transition is looked at this often
 
@@ -36,16 +43,12 @@ const uint8_t *usb_next_desc(const uint8_t *p, const uint8_t *end, uint8_t type,
     return NULL;
 }
 
-int usb_control(struct usb_device *d, uint8_t type, uint8_t req, uint16_t value,
-                uint16_t index, void *data, uint16_t len) {
-    uint8_t setup[8] = { type,
-                         req,
-                         (uint8_t)value,
-                         (uint8_t)(value >> 8),
-                         (uint8_t)index,
-                         (uint8_t)(index >> 8),
-                         (uint8_t)len,
-                         (uint8_t)(len >> 8) };
+int usb_control(struct usb_device *d, uint8_t type, uint8_t req, uint16_t value, uint16_t index,
+                void *data, uint16_t len) {
+    uint8_t setup[8] = { type,           req,
+                         (uint8_t)value, (uint8_t)(value >> 8),
+                         (uint8_t)index, (uint8_t)(index >> 8),
+                         (uint8_t)len,   (uint8_t)(len >> 8) };
     return xhci_control(d, setup, data);
 }
 
@@ -62,11 +65,16 @@ bool usb_open_interrupt_in(struct usb_device *d, const uint8_t *ep, usb_intr_don
 
 static const char *speed_name(uint8_t s) {
     switch (s) {
-    case USB_SPEED_LOW: return "low";
-    case USB_SPEED_FULL: return "full";
-    case USB_SPEED_HIGH: return "high";
-    case USB_SPEED_SUPER: return "super";
-    default: return "unknown";
+        case USB_SPEED_LOW:
+            return "low";
+        case USB_SPEED_FULL:
+            return "full";
+        case USB_SPEED_HIGH:
+            return "high";
+        case USB_SPEED_SUPER:
+            return "super";
+        default:
+            return "unknown";
     }
 }
 
@@ -156,9 +164,8 @@ static struct usb_device *enumerate(struct usb_portset *ps, unsigned port, uint8
     d->config_len = got > 0 ? (uint16_t)got : 0;
 
     const uint8_t *end = d->config + d->config_len;
-    for (const uint8_t *p = d->config; d->config_len >= 9 && (p = usb_next_desc(
-                                                                  p, end, USB_DESC_INTERFACE,
-                                                                  false)) != NULL;) {
+    for (const uint8_t *p = d->config;
+         d->config_len >= 9 && (p = usb_next_desc(p, end, USB_DESC_INTERFACE, false)) != NULL;) {
         if (p[3] != 0) {
             continue;  // alternate settings other than 0
         }
@@ -219,40 +226,40 @@ static void step(struct usb_portset *ps, unsigned i, uint64_t now) {
         }
     }
     switch (p->state) {
-    case PORT_EMPTY:
-        p->state = PORT_DEBOUNCE;
-        p->next = now + ms_to_tsc(KUSB_DEBOUNCE_MS);
-        break;
-    case PORT_DEBOUNCE:
-        if (!ps->ops->reset_needed(ps->owner, i) && st.enabled) {
-            p->state = PORT_RECOVER;
-            p->next = now + ms_to_tsc(KUSB_RECOVERY_MS);
-        } else {
-            ps->ops->reset(ps->owner, i);
-            p->state = PORT_RESET;
-            p->dev = NULL;
-            p->next = now + ms_to_tsc(STEP_MS);
-            p->deadline = now + ms_to_tsc(KUSB_PORT_RESET_MS);
-        }
-        break;
-    case PORT_RESET:
-        if (st.enabled && !st.resetting) {
-            p->state = PORT_RECOVER;
-            p->next = now + ms_to_tsc(KUSB_RECOVERY_MS);
-        } else if (now > p->deadline) {
-            kprintf("kernel: usb: port %u: reset did not finish in %u ms; skipped\n", i,
-                    KUSB_PORT_RESET_MS);
-            p->state = PORT_FAILED;
-        } else {
-            p->next = now + ms_to_tsc(STEP_MS);
-        }
-        break;
-    case PORT_RECOVER:
-        p->dev = enumerate(ps, i, st.speed);
-        p->state = p->dev ? PORT_ACTIVE : PORT_FAILED;
-        break;
-    default:
-        break;
+        case PORT_EMPTY:
+            p->state = PORT_DEBOUNCE;
+            p->next = now + ms_to_tsc(KUSB_DEBOUNCE_MS);
+            break;
+        case PORT_DEBOUNCE:
+            if (!ps->ops->reset_needed(ps->owner, i) && st.enabled) {
+                p->state = PORT_RECOVER;
+                p->next = now + ms_to_tsc(KUSB_RECOVERY_MS);
+            } else {
+                ps->ops->reset(ps->owner, i);
+                p->state = PORT_RESET;
+                p->dev = NULL;
+                p->next = now + ms_to_tsc(STEP_MS);
+                p->deadline = now + ms_to_tsc(KUSB_PORT_RESET_MS);
+            }
+            break;
+        case PORT_RESET:
+            if (st.enabled && !st.resetting) {
+                p->state = PORT_RECOVER;
+                p->next = now + ms_to_tsc(KUSB_RECOVERY_MS);
+            } else if (now > p->deadline) {
+                kprintf("kernel: usb: port %u: reset did not finish in %u ms; skipped\n", i,
+                        KUSB_PORT_RESET_MS);
+                p->state = PORT_FAILED;
+            } else {
+                p->next = now + ms_to_tsc(STEP_MS);
+            }
+            break;
+        case PORT_RECOVER:
+            p->dev = enumerate(ps, i, st.speed);
+            p->state = p->dev ? PORT_ACTIVE : PORT_FAILED;
+            break;
+        default:
+            break;
     }
     if (p->next) {
         busy = true;

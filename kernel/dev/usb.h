@@ -37,13 +37,13 @@ struct usb_driver;
 struct usb_device {
     bool used;
     struct xhci *hc;
-    uint8_t slot;       // the controller's device slot
-    uint8_t speed;      // USB_SPEED_*
-    uint8_t root_port;  // the controller's port (1-based) the path starts at
-    uint8_t depth;      // hubs between the root port and this device
-    uint32_t route;     // xHCI route string: one hub port per 4 bits
-    uint8_t tt_slot, tt_port;  // the high-speed hub whose transaction translator serves a
-                               // low/full-speed device, or 0
+    uint8_t slot;               // the controller's device slot
+    uint8_t speed;              // USB_SPEED_*
+    uint8_t root_port;          // the controller's port (1-based) the path starts at
+    uint8_t depth;              // hubs between the root port and this device
+    uint32_t route;             // xHCI route string: one hub port per 4 bits
+    uint8_t tt_slot, tt_port;   // the high-speed hub whose transaction translator serves a
+                                // low/full-speed device, or 0
     struct usb_device *parent;  // the hub it hangs on, or NULL on a root port
     uint8_t port;               // port of the parent (or root port)
     uint16_t ep0_mps;
@@ -103,8 +103,8 @@ void usb_port_attention(struct usb_portset *ps, unsigned port);
 void usb_detach(struct usb_device *d);
 
 // Requests on the default pipe. The result: bytes moved (>= 0), or -1.
-int usb_control(struct usb_device *d, uint8_t type, uint8_t req, uint16_t value,
-                uint16_t index, void *data, uint16_t len);
+int usb_control(struct usb_device *d, uint8_t type, uint8_t req, uint16_t value, uint16_t index,
+                void *data, uint16_t len);
 bool usb_set_configuration(struct usb_device *d);
 
 // An interrupt-IN endpoint (its descriptor in d->config): each completed transfer calls
@@ -114,8 +114,7 @@ bool usb_open_interrupt_in(struct usb_device *d, const uint8_t *ep, usb_intr_don
 
 // The next descriptor of `type` in [p, end) after p, or NULL (stops at the next
 // interface when `in_interface`).
-const uint8_t *usb_next_desc(const uint8_t *p, const uint8_t *end, uint8_t type,
-                             bool in_interface);
+const uint8_t *usb_next_desc(const uint8_t *p, const uint8_t *end, uint8_t type, bool in_interface);
 
 // The class drivers (usb_hub.c, usb_kbd.c).
 extern const struct usb_driver usb_hub_driver;

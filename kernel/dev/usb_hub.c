@@ -33,8 +33,8 @@ static bool hub_status(void *owner, unsigned port, struct usb_port_status *st) {
     uint16_t status = (uint16_t)(s[0] | s[1] << 8), change = (uint16_t)(s[2] | s[3] << 8);
     for (unsigned bit = 0; bit < 5; bit++) {
         if (change & (1u << bit)) {
-            usb_control(h->dev, HUB_REQ, 1, (uint16_t)(FEAT_C_CONNECTION + bit),
-                        (uint16_t)port, NULL, 0);
+            usb_control(h->dev, HUB_REQ, 1, (uint16_t)(FEAT_C_CONNECTION + bit), (uint16_t)port,
+                        NULL, 0);
         }
     }
     *st = (struct usb_port_status){

@@ -23,26 +23,26 @@
 #define HCC_PPC        (1u << 3)
 
 // Operational registers.
-#define OP_USBCMD  0x00
-#define OP_USBSTS  0x04
-#define OP_CRCR    0x18
-#define OP_DCBAAP  0x30
-#define OP_CONFIG  0x38
-#define OP_PORTSC  0x400  // + 0x10 * (port - 1)
-#define CMD_RUN    (1u << 0)
-#define CMD_HCRST  (1u << 1)
-#define STS_HCH    (1u << 0)
-#define STS_HSE    (1u << 2)
-#define STS_CNR    (1u << 11)
+#define OP_USBCMD 0x00
+#define OP_USBSTS 0x04
+#define OP_CRCR   0x18
+#define OP_DCBAAP 0x30
+#define OP_CONFIG 0x38
+#define OP_PORTSC 0x400  // + 0x10 * (port - 1)
+#define CMD_RUN   (1u << 0)
+#define CMD_HCRST (1u << 1)
+#define STS_HCH   (1u << 0)
+#define STS_HSE   (1u << 2)
+#define STS_CNR   (1u << 11)
 
-#define PORT_CCS        (1u << 0)
-#define PORT_PED        (1u << 1)
-#define PORT_PR         (1u << 4)
-#define PORT_PP         (1u << 9)
-#define PORT_SPEED(v)   ((v) >> 10 & 0xf)
-#define PORT_CHANGES    (0x7fu << 17)  // CSC PEC WRC OCC PRC PLC CEC, write 1 to clear
-#define PORT_CSC        (1u << 17)
-#define PORT_KEEP       (PORT_PP | (3u << 14) | (7u << 25))  // PP, PIC, wake enables
+#define PORT_CCS      (1u << 0)
+#define PORT_PED      (1u << 1)
+#define PORT_PR       (1u << 4)
+#define PORT_PP       (1u << 9)
+#define PORT_SPEED(v) ((v) >> 10 & 0xf)
+#define PORT_CHANGES  (0x7fu << 17)  // CSC PEC WRC OCC PRC PLC CEC, write 1 to clear
+#define PORT_CSC      (1u << 17)
+#define PORT_KEEP     (PORT_PP | (3u << 14) | (7u << 25))  // PP, PIC, wake enables
 
 // Runtime registers: interrupter 0.
 #define RT_IR0_ERSTSZ 0x28
@@ -59,33 +59,33 @@
 #define LEGCTL_SMI_STS 0xe0000000u  // write 1 to clear
 
 // TRBs (§6.4).
-#define TRB_NORMAL      1
-#define TRB_SETUP       2
-#define TRB_DATA        3
-#define TRB_STATUS      4
-#define TRB_LINK        6
-#define TRB_ENABLE_SLOT 9
+#define TRB_NORMAL       1
+#define TRB_SETUP        2
+#define TRB_DATA         3
+#define TRB_STATUS       4
+#define TRB_LINK         6
+#define TRB_ENABLE_SLOT  9
 #define TRB_DISABLE_SLOT 10
-#define TRB_ADDRESS     11
-#define TRB_CONFIGURE   12
-#define TRB_EVALUATE    13
-#define TRB_RESET_EP    14
-#define TRB_SET_DEQUEUE 16
-#define TRB_EV_TRANSFER 32
-#define TRB_EV_COMMAND  33
-#define TRB_EV_PORT     34
-#define TRB_TYPE(t)     ((uint32_t)(t) << 10)
-#define TRB_CYCLE       (1u << 0)
-#define TRB_TC          (1u << 1)
-#define TRB_ISP         (1u << 2)
-#define TRB_IOC         (1u << 5)
-#define TRB_IDT         (1u << 6)
-#define TRB_DIR_IN      (1u << 16)
-#define TRB_SLOT(s)     ((uint32_t)(s) << 24)
-#define TRB_EP(e)       ((uint32_t)(e) << 16)
-#define CC_SUCCESS      1
-#define CC_STALL        6
-#define CC_SHORT        13
+#define TRB_ADDRESS      11
+#define TRB_CONFIGURE    12
+#define TRB_EVALUATE     13
+#define TRB_RESET_EP     14
+#define TRB_SET_DEQUEUE  16
+#define TRB_EV_TRANSFER  32
+#define TRB_EV_COMMAND   33
+#define TRB_EV_PORT      34
+#define TRB_TYPE(t)      ((uint32_t)(t) << 10)
+#define TRB_CYCLE        (1u << 0)
+#define TRB_TC           (1u << 1)
+#define TRB_ISP          (1u << 2)
+#define TRB_IOC          (1u << 5)
+#define TRB_IDT          (1u << 6)
+#define TRB_DIR_IN       (1u << 16)
+#define TRB_SLOT(s)      ((uint32_t)(s) << 24)
+#define TRB_EP(e)        ((uint32_t)(e) << 16)
+#define CC_SUCCESS       1
+#define CC_STALL         6
+#define CC_SHORT         13
 
 #define RING_TRBS 256  // one page
 #define MAX_PORTS 32   // root ports served per controller
@@ -249,8 +249,8 @@ static void transfer_event(struct xhci *hc, uint64_t trb, uint32_t status, uint3
         unsigned got = p->len - (status & 0xffffff);
         p->done(s->dev, p->buf, got > p->len ? 0 : got);
     } else if (++p->errors > 8) {
-        kprintf("kernel: usb: slot %u endpoint %u keeps failing (code %u); stopped\n", slot,
-                dci, code);
+        kprintf("kernel: usb: slot %u endpoint %u keeps failing (code %u); stopped\n", slot, dci,
+                code);
         p->done = NULL;
         return;
     } else if (code == CC_STALL) {
@@ -275,25 +275,25 @@ static void poll_events(struct xhci *hc) {
             hc->ev_cycle ^= 1;
         }
         switch (control >> 10 & 0x3f) {
-        case TRB_EV_TRANSFER:
-            transfer_event(hc, param, status, control);
-            break;
-        case TRB_EV_COMMAND:
-            if (param == hc->wait_trb) {
-                hc->wait_done = true;
-                hc->wait_code = status >> 24;
-                hc->wait_slot_out = control >> 24;
+            case TRB_EV_TRANSFER:
+                transfer_event(hc, param, status, control);
+                break;
+            case TRB_EV_COMMAND:
+                if (param == hc->wait_trb) {
+                    hc->wait_done = true;
+                    hc->wait_code = status >> 24;
+                    hc->wait_slot_out = control >> 24;
+                }
+                break;
+            case TRB_EV_PORT: {
+                unsigned port = (unsigned)(param >> 24 & 0xff);
+                if (port >= 1 && port <= hc->nports) {
+                    usb_port_attention(&hc->ports, port);
+                }
+                break;
             }
-            break;
-        case TRB_EV_PORT: {
-            unsigned port = (unsigned)(param >> 24 & 0xff);
-            if (port >= 1 && port <= hc->nports) {
-                usb_port_attention(&hc->ports, port);
-            }
-            break;
-        }
-        default:
-            break;
+            default:
+                break;
         }
         wr64(hc->rt, RT_IR0_ERDP, (hc->ev_phys + hc->ev_deq * sizeof(struct trb)) | ERDP_EHB);
     }
@@ -542,8 +542,7 @@ int xhci_control(struct usb_device *d, const uint8_t setup[8], void *data) {
     if (len) {
         ring_put(r, s->data_phys, len, TRB_TYPE(TRB_DATA) | TRB_ISP | (in ? TRB_DIR_IN : 0));
     }
-    uint64_t st = ring_put(r, 0, 0, TRB_TYPE(TRB_STATUS) | TRB_IOC |
-                                        (len && in ? 0 : TRB_DIR_IN));
+    uint64_t st = ring_put(r, 0, 0, TRB_TYPE(TRB_STATUS) | TRB_IOC | (len && in ? 0 : TRB_DIR_IN));
     doorbell(hc, d->slot, 1);
     if (!wait_for(hc, st, d->slot, KUSB_XFER_MS)) {
         return -1;
@@ -637,16 +636,15 @@ static bool start(struct xhci *hc) {
     const struct pci_device *p = hc->pci;
     const struct pci_bar *bar = &p->bar[0];
     if (!bar->base || bar->io || bar->size < 0x1000) {
-        kprintf("kernel: usb: xhci %02x:%02x.%u has no register BAR; skipped\n", p->bus,
-                p->dev, p->fn);
+        kprintf("kernel: usb: xhci %02x:%02x.%u has no register BAR; skipped\n", p->bus, p->dev,
+                p->fn);
         return false;
     }
     pci_enable(p);
     hc->cap = kmem_map_device(bar->base, bar->size);
     uint32_t hcc = rd32(hc->cap, CAP_HCCPARAMS1);
     if (rd32(hc->cap, CAP_LENGTH) == 0xffffffffu) {
-        kprintf("kernel: usb: xhci %02x:%02x.%u reads all ones; skipped\n", p->bus, p->dev,
-                p->fn);
+        kprintf("kernel: usb: xhci %02x:%02x.%u reads all ones; skipped\n", p->bus, p->dev, p->fn);
         return false;
     }
     hc->op = hc->cap + (rd32(hc->cap, CAP_LENGTH) & 0xff);
@@ -721,8 +719,7 @@ static bool start(struct xhci *hc) {
     wr64(hc->rt, RT_IR0_ERSTBA, erst_phys);
     wr32(hc->op, OP_USBCMD, CMD_RUN);
     if (!wait_reg(hc->op, OP_USBSTS, STS_HCH, 0, KUSB_HC_RESET_MS)) {
-        kprintf("kernel: usb: xhci %02x:%02x.%u did not start; skipped\n", p->bus, p->dev,
-                p->fn);
+        kprintf("kernel: usb: xhci %02x:%02x.%u did not start; skipped\n", p->bus, p->dev, p->fn);
         return false;
     }
     if (hcc & HCC_PPC) {

@@ -18,7 +18,7 @@ void xhci_poll_all(void);  // the event rings: transfers done, port changes
 
 // Device slots. Each call waits at most KUSB_CMD_MS (or KUSB_XFER_MS) and returns
 // false (or -1) when the controller did not answer or refused.
-bool xhci_enable_slot(struct usb_device *d);   // sets d->slot
+bool xhci_enable_slot(struct usb_device *d);     // sets d->slot
 bool xhci_address_device(struct usb_device *d);  // SET_ADDRESS with the slot context
 bool xhci_set_ep0_mps(struct usb_device *d, uint16_t mps);
 void xhci_disable_slot(struct usb_device *d);

@@ -167,6 +167,7 @@ def test_keypress_to_echo_latency(setup, tmp_path_factory):
             g.qmp.type(ch)
             g.expect(re.escape(ch))
             g.send(b"\x7f")  # rub it out over the serial line; that echo comes later
+            g.drain(0.5)
             samples.append(g.ask("kernel.keyboards()['echo_tsc'] - "
                                  "kernel.keyboards()['last_key_tsc']"))
         med = statistics.median(samples)
