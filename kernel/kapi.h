@@ -66,7 +66,7 @@ struct kirq_stats {
     uint64_t timer;     // LAPIC timer interrupts actually delivered
     uint64_t com1;      // serial receive interrupts
     uint64_t spurious;  // LAPIC spurious vector and 8259 ghosts: counted, dropped
-    uint64_t other;     // any other device vector (none is routed today)
+    uint64_t other;     // any other device vector (the i8042 keyboard's)
 };
 void kirq_get_stats(struct kirq_stats *out);
 void kirq_raise_spurious(void);  // take the 3 spurious vectors by `int` (for tests)

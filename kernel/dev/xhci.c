@@ -632,6 +632,18 @@ static void walk_xcaps(struct xhci *hc, uint32_t hcc) {
     }
 }
 
+// Intel's 7 and 8 series chipsets wire their USB 2 ports to the EHCI controller until
+// the ports are switched over (the xHCI switch registers in PCI configuration space);
+// firmware that booted from EHCI leaves them there, and a keyboard is then invisible.
+static void intel_switch_ports(const struct pci_device *p) {
+    if (p->vendor != 0x8086 ||
+        (p->device != 0x1e31 && p->device != 0x8c31 && p->device != 0x9c31)) {
+        return;
+    }
+    pci_write32(p, 0xd8, pci_read32(p, 0xdc));  // USB3_PSSEN = USB3PRM: SuperSpeed on
+    pci_write32(p, 0xd0, pci_read32(p, 0xd4));  // XUSB2PR = XUSB2PRM: USB 2 ports to xHCI
+}
+
 static bool start(struct xhci *hc) {
     const struct pci_device *p = hc->pci;
     const struct pci_bar *bar = &p->bar[0];
@@ -641,6 +653,7 @@ static bool start(struct xhci *hc) {
         return false;
     }
     pci_enable(p);
+    intel_switch_ports(p);
     hc->cap = kmem_map_device(bar->base, bar->size);
     uint32_t hcc = rd32(hc->cap, CAP_HCCPARAMS1);
     if (rd32(hc->cap, CAP_LENGTH) == 0xffffffffu) {
@@ -668,6 +681,10 @@ static bool start(struct xhci *hc) {
         return false;
     }
     wr32(hc->op, OP_USBCMD, CMD_HCRST);
+    uint64_t settle = deadline_ms(1);  // some controllers must not be read just after it
+    while (arch_rdtsc() < settle) {
+        arch_pause();
+    }
     if (!wait_reg(hc->op, OP_USBCMD, CMD_HCRST, 0, KUSB_HC_RESET_MS) ||
         !wait_reg(hc->op, OP_USBSTS, STS_CNR, 0, KUSB_HC_RESET_MS)) {
         kprintf("kernel: usb: xhci %02x:%02x.%u did not finish its reset; skipped\n", p->bus,
