@@ -118,9 +118,11 @@ void kmain(const struct bootinfo *bi) {
         uart_enable_rx_irq();
     }
     // Keyboards: each probe is bounded, so a missing or silent controller costs a line.
+    // USB first: taking the xHCI controller from the firmware ends any PS/2 emulation it
+    // did through SMM, which would otherwise answer the i8042 probe and then vanish.
     keymap_init();
-    i8042_init();
     usb_init();
+    i8042_init();
     arch_sti();
     kprintf("kernel: lapic %s, timer %u Hz (input %u Hz), serial rx irq %s\n",
             apic_is_x2apic() ? (boot_copy.loader_flags & BOOTINFO_FLAG_X2APIC_SET

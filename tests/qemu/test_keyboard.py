@@ -107,6 +107,18 @@ def test_ctrl_c_interrupts_a_loop(kbd):
     assert "\n2\n" in typed(kbd, "1+1\n")
 
 
+@pytest.mark.parametrize("kbd", ["usb-stick"], indirect=True)  # the same path as above
+def test_ctrl_c_interrupts_a_computation_and_a_mesh(kbd):
+    for line in ("sum(i * i for i in range(10 ** 9))\n",
+                 "import lo_mesh; lo_mesh.run('foraging', ticks=10 ** 7, quiet=True)\n"):
+        kbd.qmp.type(line)
+        time.sleep(2)
+        kbd.qmp.keys(["ctrl", "c"])
+        out = clean(kbd.expect(re.escape(PROMPT), timeout=30))
+        assert "KeyboardInterrupt" in out, out
+    assert "\n2\n" in typed(kbd, "1+1\n")
+
+
 def test_ctrl_d_soft_reset(kbd):
     typed(kbd, "leftover = 5\n")
     kbd.qmp.keys(["ctrl", "d"])
