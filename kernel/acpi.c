@@ -9,6 +9,7 @@
 #define AML_NAME_OP    0x08
 #define AML_PACKAGE_OP 0x12
 #define ISA_IRQ_COM1   4
+#define ISA_IRQ_KBD    1
 
 // FADT field offsets (ACPI 6.x, table 5.9) and flags.
 #define FADT_DSDT          40
@@ -40,7 +41,7 @@
 #define SPCR_16450      0x01
 #define SPCR_16550_GAS  0x12
 
-static struct acpi_info info = { .com1_gsi = ISA_IRQ_COM1 };
+static struct acpi_info info = { .com1_gsi = ISA_IRQ_COM1, .kbd_gsi = ISA_IRQ_KBD };
 
 static uint16_t rd16(const uint8_t *p) {
     uint16_t v;
@@ -212,6 +213,9 @@ static void parse_madt(const uint8_t *m) {
         } else if (e[0] == 2 && e[1] >= 10 && e[2] == 0 && e[3] == ISA_IRQ_COM1) {
             info.com1_gsi = rd32(e + 4);  // source override
             info.com1_flags = rd16(e + 8);
+        } else if (e[0] == 2 && e[1] >= 10 && e[2] == 0 && e[3] == ISA_IRQ_KBD) {
+            info.kbd_gsi = rd32(e + 4);
+            info.kbd_flags = rd16(e + 8);
         } else if (e[0] == 5 && e[1] >= 12) {  // LAPIC address override
             info.lapic_addr = rd64(e + 4);
         }

@@ -47,8 +47,28 @@
 // Interrupt vectors.
 #define KVEC_TIMER    0x20
 #define KVEC_COM1     0x21
+#define KVEC_KBD      0x22  // i8042 keyboard (ISA IRQ 1)
 #define KVEC_PIC_BASE 0xe0  // legacy 8259 remapped here and masked
 #define KVEC_SPURIOUS 0xff
+
+// Keyboards. Every wait on a controller is bounded; one that does not answer in time is
+// reported once and skipped.
+#define KKBD_I8042_WAIT_MS   20    // one command/data byte to or from the i8042
+#define KKBD_I8042_RESET_MS  500   // the keyboard's reset and self-test (BAT)
+#define KKBD_REPEAT_DELAY_MS 500   // software key repeat of USB keyboards
+#define KKBD_REPEAT_MS       33    // ~30 characters a second
+#define KUSB_MAX_HC          4     // xHCI controllers driven
+#define KUSB_MAX_SLOTS       32    // device slots per controller we enable
+#define KUSB_MAX_DEVICES     32    // USB devices attached at once, all controllers
+#define KUSB_MAX_HUB_PORTS   8     // ports of one hub we serve
+#define KUSB_HANDOFF_MS      1000  // firmware gives the controller up (USBLEGSUP)
+#define KUSB_HC_RESET_MS     1000  // controller halt, reset, start
+#define KUSB_CMD_MS          200   // one xHCI command
+#define KUSB_XFER_MS         500   // one control transfer
+#define KUSB_DEBOUNCE_MS     100   // connect to reset (USB 2.0 7.1.7.3)
+#define KUSB_PORT_RESET_MS   500   // a port reset ends within this
+#define KUSB_RECOVERY_MS     10    // reset end to the first request (TRSTRCY)
+#define KUSB_SETTLE_MS       2000  // boot waits at most this for devices present at boot
 
 // isa-debug-exit (port 0xf4, 32-bit write v -> QEMU exit status (v << 1) | 1).
 #define KDEBUG_EXIT_PORT 0xf4

@@ -34,6 +34,19 @@ uint64_t kcon_rx_ring_full(void);
 // drops the byte instead of queueing it. c < 0 disables. Used for Ctrl-C.
 void kcon_set_interrupt_char(int c, void (*on_char)(void));
 
+// ---- Keyboards (PS/2 on the i8042, USB HID boot keyboards on xHCI) ---------------------
+struct kkbd_info {
+    const char *layout;     // "us", "de"
+    const char *layouts;    // every layout, space-separated
+    const char *ps2;        // the i8042's state: "keyboard (scancode set 1)", "no controller"...
+    unsigned usb;           // USB keyboards attached
+    uint64_t bytes;         // bytes the keyboards produced
+    uint64_t last_key_tsc;  // TSC when the last of them went to the console
+    uint64_t echo_tsc;      // TSC of the console's first output after it (the echo)
+};
+void kkbd_get(struct kkbd_info *out);
+bool kkbd_set_layout(const char *name);  // false: no such layout
+
 // ---- Time -----------------------------------------------------------------------------
 uint64_t ktime_tsc(void);      // raw TSC
 uint64_t ktime_tsc_hz(void);   // calibrated TSC frequency
@@ -53,7 +66,7 @@ struct kirq_stats {
     uint64_t timer;     // LAPIC timer interrupts actually delivered
     uint64_t com1;      // serial receive interrupts
     uint64_t spurious;  // LAPIC spurious vector and 8259 ghosts: counted, dropped
-    uint64_t other;     // any other device vector (none is routed today)
+    uint64_t other;     // any other device vector (the i8042 keyboard's)
 };
 void kirq_get_stats(struct kirq_stats *out);
 void kirq_raise_spurious(void);  // take the 3 spurious vectors by `int` (for tests)

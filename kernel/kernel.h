@@ -162,6 +162,8 @@ struct acpi_info {
     uint32_t ioapic_gsi_base;
     uint32_t com1_gsi;    // GSI of ISA IRQ 4 after source overrides
     uint16_t com1_flags;  // MPS INTI flags of that override (0 = ISA default)
+    uint32_t kbd_gsi;     // the same for ISA IRQ 1 (the i8042's keyboard)
+    uint16_t kbd_flags;
     uint16_t pm1a_cnt, pm1b_cnt;
     uint16_t slp_typa, slp_typb;
     bool have_s5;

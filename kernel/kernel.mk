@@ -9,7 +9,9 @@ KERNEL_C_SRCS := \
 	kernel/frame_alloc.c kernel/mm_init.c kernel/paging.c kernel/kmem.c \
 	kernel/uart.c kernel/kprint.c kernel/acpi.c kernel/apic.c kernel/time.c \
 	kernel/power.c kernel/kio.c kernel/klib.c kernel/probe.c \
-	kernel/crash.c kernel/console.c kernel/dev/pci.c kernel/cpu_features.c kernel/tsc_calibrate.c kernel/efi_runtime.c
+	kernel/crash.c kernel/console.c kernel/dev/pci.c kernel/cpu_features.c kernel/tsc_calibrate.c kernel/efi_runtime.c \
+	kernel/dev/keymap.c kernel/dev/i8042.c kernel/dev/xhci.c kernel/dev/usb.c kernel/dev/usb_hub.c \
+	kernel/dev/usb_kbd.c
 KERNEL_S_SRCS := kernel/entry.S kernel/isr.S kernel/probe_access.S
 
 KERNEL_OBJS := $(patsubst kernel/%.c,$(BUILD)/kernel/%.o,$(KERNEL_C_SRCS)) \

@@ -4,6 +4,9 @@
 #include "arch.h"
 #include "config.h"
 #include "kernel.h"
+#include "dev/i8042.h"
+#include "dev/keymap.h"
+#include "dev/usb.h"
 
 static struct bootinfo boot_copy;
 
@@ -114,6 +117,12 @@ void kmain(const struct bootinfo *bi) {
         apic_route_irq(gsi, flags, KVEC_COM1);
         uart_enable_rx_irq();
     }
+    // Keyboards: each probe is bounded, so a missing or silent controller costs a line.
+    // USB first: taking the xHCI controller from the firmware ends any PS/2 emulation it
+    // did through SMM, which would otherwise answer the i8042 probe and then vanish.
+    keymap_init();
+    usb_init();
+    i8042_init();
     arch_sti();
     kprintf("kernel: lapic %s, timer %u Hz (input %u Hz), serial rx irq %s\n",
             apic_is_x2apic() ? (boot_copy.loader_flags & BOOTINFO_FLAG_X2APIC_SET

@@ -235,6 +235,40 @@ static mp_obj_t kernel_pci(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_pci_obj, kernel_pci);
 
+// keymap(): the keyboard layout; keymap(name) selects one ("us", "de").
+static mp_obj_t kernel_keymap(size_t n_args, const mp_obj_t *args) {
+    struct kkbd_info k;
+    kkbd_get(&k);
+    if (n_args == 1) {
+        const char *name = mp_obj_str_get_str(args[0]);
+        if (!kkbd_set_layout(name)) {
+            mp_raise_msg_varg(&mp_type_ValueError,
+                              MP_ERROR_TEXT("no keyboard layout '%s'; layouts: %s"), name,
+                              k.layouts);
+        }
+        kkbd_get(&k);
+    }
+    return mp_obj_new_str(k.layout, strlen(k.layout));
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(kernel_keymap_obj, 0, 1, kernel_keymap);
+
+// keyboards(): what keyboards there are and what they typed (the TSC of the last key
+// and of the console's echo of it, for the keypress-to-echo latency).
+static mp_obj_t kernel_keyboards(void) {
+    struct kkbd_info k;
+    kkbd_get(&k);
+    mp_obj_t d = mp_obj_new_dict(6);
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_layout),
+                      mp_obj_new_str(k.layout, strlen(k.layout)));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_ps2), mp_obj_new_str(k.ps2, strlen(k.ps2)));
+    dict_put(d, MP_QSTR_usb, k.usb);
+    dict_put(d, MP_QSTR_bytes, k.bytes);
+    dict_put(d, MP_QSTR_last_key_tsc, k.last_key_tsc);
+    dict_put(d, MP_QSTR_echo_tsc, k.echo_tsc);
+    return d;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_keyboards_obj, kernel_keyboards);
+
 static mp_obj_t kernel_poweroff(void) {
     kpower_off();
 }
@@ -315,6 +349,8 @@ static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_loader_cycles), MP_ROM_PTR(&kernel_loader_cycles_obj) },
     { MP_ROM_QSTR(MP_QSTR_machine), MP_ROM_PTR(&kernel_machine_obj) },
     { MP_ROM_QSTR(MP_QSTR_pci), MP_ROM_PTR(&kernel_pci_obj) },
+    { MP_ROM_QSTR(MP_QSTR_keymap), MP_ROM_PTR(&kernel_keymap_obj) },
+    { MP_ROM_QSTR(MP_QSTR_keyboards), MP_ROM_PTR(&kernel_keyboards_obj) },
     { MP_ROM_QSTR(MP_QSTR_poweroff), MP_ROM_PTR(&kernel_poweroff_obj) },
     { MP_ROM_QSTR(MP_QSTR_reset), MP_ROM_PTR(&kernel_reset_obj) },
     { MP_ROM_QSTR(MP_QSTR_crash), MP_ROM_PTR(&kernel_crash_obj) },
