@@ -30,6 +30,8 @@ uint64_t kcon_rx_overruns(void);
 // keep bytes (where QEMU holds further input back: back-pressure instead of loss).
 uint64_t kcon_rx_bytes(void);
 uint64_t kcon_rx_ring_full(void);
+// The screen console's text grid in cells; false when there is no screen console.
+bool kcon_screen_size(unsigned *cols, unsigned *rows);
 // When `c` arrives, the receive interrupt calls `on_char` (from interrupt context) and
 // drops the byte instead of queueing it. c < 0 disables. Used for Ctrl-C.
 void kcon_set_interrupt_char(int c, void (*on_char)(void));

@@ -297,6 +297,18 @@ static mp_obj_t kernel_capture(mp_obj_t on) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(kernel_capture_obj, kernel_capture);
 
+// console_size(): the screen console's text grid as (columns, rows), or None when the
+// machine has no screen console (serial only).
+static mp_obj_t kernel_console_size(void) {
+    unsigned cols, rows;
+    if (!kcon_screen_size(&cols, &rows)) {
+        return mp_const_none;
+    }
+    mp_obj_t t[2] = { MP_OBJ_NEW_SMALL_INT(cols), MP_OBJ_NEW_SMALL_INT(rows) };
+    return mp_obj_new_tuple(2, t);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_console_size_obj, kernel_console_size);
+
 static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_kernel) },
     { MP_ROM_QSTR(MP_QSTR_memmap), MP_ROM_PTR(&kernel_memmap_obj) },
@@ -321,6 +333,7 @@ static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_faults_recovered), MP_ROM_PTR(&kernel_faults_recovered_obj) },
     { MP_ROM_QSTR(MP_QSTR_idle), MP_ROM_PTR(&kernel_idle_obj) },
     { MP_ROM_QSTR(MP_QSTR_capture), MP_ROM_PTR(&kernel_capture_obj) },
+    { MP_ROM_QSTR(MP_QSTR_console_size), MP_ROM_PTR(&kernel_console_size_obj) },
 };
 static MP_DEFINE_CONST_DICT(kernel_module_globals, kernel_module_globals_table);
 
