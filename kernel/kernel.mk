@@ -60,3 +60,8 @@ $(BUILD)/kernel/%.o: kernel/%.S
 	@$(CC) $(KERNEL_ASFLAGS) -c $< -o $@
 
 -include $(KERNEL_OBJS:.o=.d) $(BUILD)/kernel/symtab_empty.d
+
+# Screen console costs under -icount (the kernel/README.md figures).
+.PHONY: bench-screen
+bench-screen: build
+	@$(PY) tools/bench/bench_screen.py
