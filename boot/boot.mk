@@ -31,7 +31,7 @@ BOOT_SHA_DIR  := $(MICROPY_DIR)/lib/crypto-algorithms
 
 BOOT_SRCS := main.c console.c uart.c kernel_file.c seal.c elf_check.c elf_load.c \
              sysinfo.c memmap.c handoff.c fmt.c mem.c options.c pagetables.c \
-             cpu_prep.c pci_quiesce.c
+             cpu_prep.c pci_quiesce.c gop_mode.c
 BOOT_OBJS := $(addprefix $(BOOT_OBJDIR)/,$(BOOT_SRCS:.c=.o)) $(BOOT_OBJDIR)/sha256.o
 
 # The firmware calls with the Microsoft x64 ABI; gnu-efi's crt0 converts, and

@@ -74,7 +74,9 @@ unsigned pci_quiesce_bridges(void);  // returns how many bridges it stopped
 
 // ---- sysinfo.c ------------------------------------------------------------------------
 uint64_t sysinfo_rsdp(void);
-void sysinfo_framebuffer(struct bootinfo_framebuffer *fb);
+// Chooses and sets the screen's graphics mode (boot option loader_screen=WxH; see
+// gop_mode.h), then describes its framebuffer (base 0 when it has no linear one).
+void sysinfo_framebuffer(struct bootinfo_framebuffer *fb, const char *options);
 
 // ---- handoff.c ------------------------------------------------------------------------
 // Exits boot services, loads the page tables at `cr3` and jumps to the kernel's entry;

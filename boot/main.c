@@ -78,7 +78,7 @@ static EFI_STATUS boot(uint64_t tsc_start) {
     bi->version = BOOTINFO_VERSION;
     bi->size = sizeof *bi;
     bi->acpi_rsdp = sysinfo_rsdp();
-    sysinfo_framebuffer(&bi->fb);
+    sysinfo_framebuffer(&bi->fb, bi->options);
     memcpy(bi->kernel_sha256, digest, sizeof digest);
     bi->kernel_phys_start = phys_base;
     bi->kernel_phys_end = phys_base + (img.virt_end - img.virt_start);

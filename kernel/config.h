@@ -44,6 +44,18 @@
 #define KCON_MAX_OUTPUTS  4     // console output ends (serial, screen, ...)
 #define KCON_MAX_POLLS    8     // polled devices the timer tick serves
 
+// Screen console (kernel/dev/fbcon.c): the font is the largest that still gives
+// KFBCON_MIN_COLS columns; a draw starts at most every KFBCON_REDRAW_MS and no sooner than
+// KFBCON_DRAW_SHARE times the last draw's length after it; the tick draws at most
+// KFBCON_TICK_PIXELS pixels at a time (interrupts are off there).
+#define KFBCON_MIN_COLS      160
+#define KFBCON_MIN_GRID_COLS 20  // a framebuffer with fewer cells is not used
+#define KFBCON_MIN_GRID_ROWS 5
+#define KFBCON_REDRAW_MS     20
+#define KFBCON_DRAW_SHARE    4
+#define KFBCON_TICK_PIXELS   (256 * 1024)
+#define KFBCON_EARLY_BYTES   4096  // boot output kept until the screen is mapped
+
 // Interrupt vectors.
 #define KVEC_TIMER    0x20
 #define KVEC_COM1     0x21

@@ -30,6 +30,11 @@ uint64_t kcon_rx_overruns(void);
 // keep bytes (where QEMU holds further input back: back-pressure instead of loss).
 uint64_t kcon_rx_bytes(void);
 uint64_t kcon_rx_ring_full(void);
+// The screen console's text grid in cells; false when there is no screen console.
+bool kcon_screen_size(unsigned *cols, unsigned *rows);
+// Measures the screen: cycles to draw every cell, and to draw a scroll by one line (the
+// grid is left showing a test pattern). False when there is no screen console.
+bool kcon_screen_bench(uint64_t *full_cycles, uint64_t *scroll_cycles);
 // When `c` arrives, the receive interrupt calls `on_char` (from interrupt context) and
 // drops the byte instead of queueing it. c < 0 disables. Used for Ctrl-C.
 void kcon_set_interrupt_char(int c, void (*on_char)(void));

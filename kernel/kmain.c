@@ -3,6 +3,7 @@
 // the main stack. A boot that stops says where.
 #include "arch.h"
 #include "config.h"
+#include "dev/fbcon.h"
 #include "kernel.h"
 #include "dev/i8042.h"
 #include "dev/keymap.h"
@@ -51,6 +52,9 @@ void kmain(const struct bootinfo *bi) {
     bool have_info = copy_bootinfo(bi);
     uart_init();
     kcon_add_output(&uart_console);
+    if (have_info) {
+        fbcon_early(&boot_copy.fb);
+    }
     cpu_probe();
     kprintf("\r\nkernel: LociOS kernel entered at 0x%lx\n", (uint64_t)(uintptr_t)kmain);
     if (!have_info || boot_copy.version != BOOTINFO_VERSION ||
@@ -81,6 +85,7 @@ void kmain(const struct bootinfo *bi) {
     kprintf("kernel: paging ok (%lu MiB identity mapped, W^X%s, page 0 unmapped)\n",
             paging_mapped_bytes() >> 20,
             cpu_has(CPU_NX) ? "" : " for writes only: this CPU has no NX, data is executable");
+    fbcon_start();
 
     acpi_init(boot_copy.acpi_rsdp);
     const struct acpi_info *a = acpi_get();

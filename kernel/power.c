@@ -99,6 +99,7 @@ void kstop(uint32_t exit_code) {
     }
     kprintf("kernel: stopped; the message above says why. Switch the machine off or "
             "reset it.\n");
+    kcon_flush();
     halt_forever();
 }
 
@@ -112,6 +113,7 @@ void kpower_off(void) {
     efi_reset_system(EFI_RESET_SHUTDOWN);
     kprintf("kernel: UEFI ResetSystem did not power off either; halted. Use the power "
             "button.\n");
+    kcon_flush();
     halt_forever();
 }
 

@@ -331,6 +331,31 @@ static mp_obj_t kernel_capture(mp_obj_t on) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(kernel_capture_obj, kernel_capture);
 
+// console_size(): the screen console's text grid as (columns, rows), or None when the
+// machine has no screen console (serial only).
+static mp_obj_t kernel_console_size(void) {
+    unsigned cols, rows;
+    if (!kcon_screen_size(&cols, &rows)) {
+        return mp_const_none;
+    }
+    mp_obj_t t[2] = { MP_OBJ_NEW_SMALL_INT(cols), MP_OBJ_NEW_SMALL_INT(rows) };
+    return mp_obj_new_tuple(2, t);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_console_size_obj, kernel_console_size);
+
+// console_bench(): (cycles to draw the whole screen, cycles to draw a scroll by one
+// line), measured by the kernel on a test pattern it leaves on screen; None without a
+// screen console. tools/bench/bench_screen.py runs it under -icount.
+static mp_obj_t kernel_console_bench(void) {
+    uint64_t full, scroll;
+    if (!kcon_screen_bench(&full, &scroll)) {
+        return mp_const_none;
+    }
+    mp_obj_t t[2] = { mp_obj_new_int_from_ull(full), mp_obj_new_int_from_ull(scroll) };
+    return mp_obj_new_tuple(2, t);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_console_bench_obj, kernel_console_bench);
+
 static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_kernel) },
     { MP_ROM_QSTR(MP_QSTR_memmap), MP_ROM_PTR(&kernel_memmap_obj) },
@@ -357,6 +382,8 @@ static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_faults_recovered), MP_ROM_PTR(&kernel_faults_recovered_obj) },
     { MP_ROM_QSTR(MP_QSTR_idle), MP_ROM_PTR(&kernel_idle_obj) },
     { MP_ROM_QSTR(MP_QSTR_capture), MP_ROM_PTR(&kernel_capture_obj) },
+    { MP_ROM_QSTR(MP_QSTR_console_size), MP_ROM_PTR(&kernel_console_size_obj) },
+    { MP_ROM_QSTR(MP_QSTR_console_bench), MP_ROM_PTR(&kernel_console_bench_obj) },
 };
 static MP_DEFINE_CONST_DICT(kernel_module_globals, kernel_module_globals_table);
 

@@ -33,6 +33,7 @@ base  dosfstools         mkfs.fat for the system partition
 base  gdisk              sgdisk writes the GPT
 base  qemu-system-x86    boots the image (make run, the QEMU tests)
 base  ovmf               UEFI firmware for QEMU
+base  fonts-spleen       bitmap fonts of the screen console (PSF, BSD-2-Clause), converted at build time
 base  python3-venv       the .venv of the host tools
 base  python3-dev        Python.h for the cffi host builds in the tests
 callgrind valgrind       instruction counts of host builds (bench-vm, verifier-bench)
