@@ -28,7 +28,8 @@ struct kfont {
 extern const struct kfont *const kfonts[];
 extern const unsigned kfont_count;
 
-// The glyph to draw for a code point: the font's own, or its replacement glyph.
+// The glyph to draw for a code point: the font's own, the ASCII lookalike of common punctuation
+// it lacks (dashes, quotes, bullets), or its replacement glyph.
 unsigned kfont_glyph(const struct kfont *f, uint32_t cp);
 // The font for a screen of width x height pixels: the largest that still gives at least
 // min_cols columns, else the smallest font there is.

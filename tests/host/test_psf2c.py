@@ -102,6 +102,18 @@ def test_generated_c_finds_the_parsers_glyph_for_every_code_point(fontlib):
         assert bytes(bits) == b"".join(f.glyphs)
 
 
+def test_dashes_and_quotes_the_font_lacks_are_drawn_as_their_ascii_lookalikes(fontlib):
+    lib = fontlib.lib
+    for i, name in enumerate(SPLEEN):
+        f, k = load(FONTS / name), lib.kfonts[i]
+        for cp, ascii_ in {0x2014: "-", 0x2013: "-", 0x2212: "-", 0x2019: "'",
+                           0x201C: '"', 0x2022: "*"}.items():
+            want = f.glyph_for(cp) if cp in f.unicode else f.glyph_for(ord(ascii_))
+            assert lib.kfont_glyph(k, cp) == want, (name, hex(cp))
+        # Anything else the font lacks still shows the replacement glyph.
+        assert lib.kfont_glyph(k, 0x2603) == f.glyph_for(0x2603) == k.replacement
+
+
 def test_font_choice_by_resolution(fontlib):
     lib = fontlib.lib
     for (w, h), want in {(800, 600): 8, (1280, 800): 8, (1920, 1080): 12, (2560, 1440): 16,
