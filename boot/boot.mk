@@ -53,11 +53,12 @@ $(BOOT_OBJDIR)/%.o: boot/%.c
 
 # Vendored (MicroPython's copy of Brad Conte's public-domain SHA-256): built from
 # the unpacked source, never copied into our tree, and not held to our warning flags.
-# It uses uint32_t without including <stdint.h> (MicroPython includes it first).
+# It uses uint32_t and memset without including <stdint.h> and <string.h> (MicroPython
+# includes them first); GCC 14 (Debian 13) makes the implicit declaration an error.
 $(BOOT_OBJDIR)/sha256.o: $(BOOT_SHA_DIR)/sha256.c | $(SETUP_STAMP)
 	@mkdir -p $(@D)
 	@echo "CC      $@"
-	@$(BOOT_CC) -std=c11 $(BOOT_BASE_CFLAGS) -include stdint.h -w -c $< -o $@
+	@$(BOOT_CC) -std=c11 $(BOOT_BASE_CFLAGS) -include stdint.h -include string.h -w -c $< -o $@
 
 $(BOOT_SO): $(BOOT_OBJS)
 	@echo "LD      $@"
