@@ -109,3 +109,12 @@ EFI_STATUS efi_main(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
     con_printf("LociOS loader: returning %s to the firmware\n", efi_status_name(s));
     return s;
 }
+
+// gnu-efi 3.0.18 and later (Debian 13) have crt0 call _entry, which their libefi defines
+// to run C constructors and InitializeLib before efi_main. The loader has neither and
+// links no libefi, so its _entry only passes on; older crt0 (Debian 12) calls efi_main
+// itself and leaves this unused.
+EFI_STATUS _entry(EFI_HANDLE image, EFI_SYSTEM_TABLE *st);
+EFI_STATUS _entry(EFI_HANDLE image, EFI_SYSTEM_TABLE *st) {
+    return efi_main(image, st);
+}
