@@ -65,11 +65,15 @@ $(BOOT_SO): $(BOOT_OBJS)
 	@$(BOOT_LD) -nostdlib -znocombreloc -shared -Bsymbolic --no-undefined \
 		-T $(EFI_LDS) $(EFI_CRT0) $(BOOT_OBJS) -L$(EFI_LIBDIR) -lgnuefi -o $@
 
+# The ELF sections that become the PE image. gnu-efi 3.0.18's linker script (Debian 13)
+# puts .rodata in a section of its own where older ones fold it into .data; naming it
+# is harmless where it does not exist.
+BOOT_PE_SECTIONS := -j .text -j .sdata -j .data -j .rodata -j .dynamic -j .dynsym -j .rel \
+                    -j .rela -j '.rel.*' -j '.rela.*' -j .reloc
+
 $(BOOT_UNSEALED): $(BOOT_SO)
 	@echo "EFI     $@"
-	@$(BOOT_OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j '.rel.*' -j '.rela.*' -j .reloc --target efi-app-x86_64 \
-		--subsystem=10 $< $@
+	@$(BOOT_OBJCOPY) $(BOOT_PE_SECTIONS) --target efi-app-x86_64 --subsystem=10 $< $@
 
 $(LOADER): $(BOOT_UNSEALED) $(KERNEL_ELF) tools/build/seal.py
 	@echo "SEAL    $@"
@@ -94,9 +98,7 @@ $(BOOT_TEST_DIR)/squatter.so: $(BOOT_TEST_DIR)/squatter.o
 
 $(BOOT_SQUATTER): $(BOOT_TEST_DIR)/squatter.so
 	@echo "EFI     $@"
-	@$(BOOT_OBJCOPY) -j .text -j .sdata -j .data -j .dynamic -j .dynsym -j .rel \
-		-j .rela -j '.rel.*' -j '.rela.*' -j .reloc --target efi-app-x86_64 \
-		--subsystem=10 $< $@
+	@$(BOOT_OBJCOPY) $(BOOT_PE_SECTIONS) --target efi-app-x86_64 --subsystem=10 $< $@
 
 .PHONY: boot-test-apps
 boot-test-apps: $(BOOT_SQUATTER)
