@@ -36,8 +36,9 @@ class Ctx:
         return self._m._top(self._l, flavour, k)
 
     def deposit(self, flavour, amount, where=None):
-        """Leave `amount` of `flavour` at `where` (seen by everyone after the tick)."""
-        self._m._deposit(self._l, flavour, amount, where)
+        """Leave `amount` of `flavour` at `where` (seen by everyone after the tick).
+        False if a keyed flavour had no slot left for a new key (filled by others)."""
+        return self._m._deposit(self._l, flavour, amount, where)
 
     def port_in(self, port, width=1):
         """Read an x86 I/O port (1, 2 or 4 bytes): needs an `io` grant covering it."""
