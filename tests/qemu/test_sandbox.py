@@ -98,6 +98,14 @@ ESC = rounds(R, 40)
     # Every grant the restarted child holds is derived (it has a parent capability).
     parents = ask(g, "[c['parent'] for c in R.info(kid)['caps']]")
     assert parents and None not in parents, parents
+    # Revoking the parent's grant reaches the restarted child, and its next restart.
+    g.run("R.caps.revoke(R.loci[p].caps[0][0])")
+    assert ask(g, "R.caps.held(kid)") == []
+    g.paste("""
+ESC = rounds(R, 40)
+""", timeout=300)
+    assert ask(g, "ESC") == []
+    assert ask(g, "R.caps.held(kid)") == []
     g.paste("""
 R.kill(p)
 R.field.deposit('trail', (2, 2), 5.0)
