@@ -56,7 +56,8 @@ class Ctx:
         """Ask the optimiser to try the hot function of `key` (a 'heat' key): needs the
         rewrite right. Only queues the request (the gates run after the round, outside
         every step); the outcome appears on the 'opt' flavour at that key. True if the
-        request is this Locus's, False if another Locus's request for the key is pending."""
+        request is this Locus's, False if another Locus's request for the key is pending
+        or the queue is full. A lineage has at most 8 requests pending (ValueError)."""
         return self._m._rewrite(self._l, key)
 
     def rand(self):

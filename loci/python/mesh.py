@@ -22,6 +22,7 @@ ABORT_CAP = 1                 # _budget.abort codes
 ABORT_DEPOSITS = 2
 TOMB = "tomb"
 REWRITE_QUEUE = 64            # ctx.rewrite requests pending at once (one per key)
+REWRITE_EACH = 8              # of which one lineage's
 AUDIT_SPARE = 4               # the audit log rolls over when less than 1/4 of it is free
 LINEAGE_SHARE = 4             # one console-spawned Locus's descendants: max_loci / this
 LAST = [None]                 # the mesh made last, for the console (lo_mesh)
@@ -799,10 +800,18 @@ class Mesh:
             key = key.encode()
         if not isinstance(key, bytes) or not 1 <= len(key) <= 15:
             raise ValueError("a rewrite key is 1..15 bytes (a key of the 'heat' flavour)")
+        mine = 0
         for q in self.rewrites:
             if q[0] == key:
                 return q[1] == r.id
+            o = self.loci.get(q[1])
+            if o is not None and o.root == r.root:
+                mine += 1
+        if mine >= REWRITE_EACH:
+            raise ValueError("this lineage has %d rewrite requests pending, its most"
+                             % REWRITE_EACH)
         if len(self.rewrites) >= REWRITE_QUEUE:
-            raise ValueError("the rewrite queue is full (%d requests)" % REWRITE_QUEUE)
+            # Full through the others' requests: not this Locus's fault, so no error.
+            return False
         self.rewrites.append([key, r.id])
         return True

@@ -221,6 +221,37 @@ for i in range(30):
     assert ask(g, "N.loci[nb].mem['ok']") is True
 
 
+def test_the_rewrite_queue_is_shared_by_lineage(g):
+    g.paste(r"""
+Z = new()
+ASK = ('def step(ctx):\n    n = ctx.mem.get("n", 0)\n    for i in range(20):\n'
+       '        ctx.mem[i + n] = ctx.rewrite("%s.%d" % (ctx.name, i + n))\n'
+       '    ctx.mem["n"] = n + 20\n')
+BIG = {'ops': 100000, 'alloc': 65536}
+many = [Z.spawn(man('q%d' % i, ASK, caps=[{'rewrite': True}], budget=BIG)) for i in range(8)]
+ESC = rounds(Z, 1)
+ninth = Z.spawn(man('q8', ASK, caps=[{'rewrite': True}], budget=BIG))
+ESC += rounds(Z, 1)
+""")
+    assert ask(g, "ESC") == []
+    # Each asker got 8 requests in, then its share ran out (a ValueError it did not catch).
+    assert ask(g, "[len([k for k, v in Z.loci[i].mem.items() if v is True]) "
+                  "for i in many]") == [8] * 8
+    assert ask(g, "len(Z.rewrites)") == 64
+    assert "8 rewrite requests" in ask(g, "Z.info(many[0])['error']")
+    # The ninth found the queue full of the others' requests: False, and no strike.
+    assert ask(g, "Z.info(ninth)['error'], Z.loci[ninth].mem.get(0)") == (None, False)
+    g.paste("""
+for i in many:
+    Z.kill(i)
+Z.rewrites[:] = []
+ESC = rounds(Z, 1)
+""")
+    assert ask(g, "ESC") == []
+    assert ask(g, "len([v for v in Z.loci[ninth].mem.values() if v is True])") == 8
+    assert ask(g, "Z.info(ninth)['strikes']") == 1
+
+
 def test_a_budget_stop_inside_spawn_leaves_no_half_born_child(g):
     # Parents of many ops budgets spawn until stopped: the stops land all over the
     # spawn bookkeeping.
