@@ -135,13 +135,26 @@ def step(ctx):
         n += 1
 """
 
+# With the rewrite right: queues requests without end, to leave the optimiser's queue no
+# room for anyone else.
+REWRITE_FLOOD = """
+n = 0
+
+
+def step(ctx):
+    global n
+    while True:
+        ctx.rewrite('r%d' % n)
+        n += 1
+"""
+
 ALL = (("loop", LOOP), ("alloc", ALLOC), ("raise", RAISE), ("outside", OUTSIDE),
        ("import", IMPORT), ("import-in-step", IMPORT_IN_STEP), ("dunder", DUNDER),
        ("getattr", GETATTR), ("catch-stop", CATCH_STOP), ("exc-selfref", EXC_SELFREF),
        ("exc-bigint", EXC_BIGINT), ("exc-long", EXC_LONG), ("log-selfref", LOG_SELFREF),
        ("peek", PEEK), ("unknown-flavour", UNKNOWN), ("spawn-ungranted", SPAWN_UNGRANTED),
-       ("spawn-flood", SPAWN_FLOOD), ("squat", SQUAT))
+       ("spawn-flood", SPAWN_FLOOD), ("squat", SQUAT), ("rewrite-flood", REWRITE_FLOOD))
 
 # Grants beyond the common one (the trail inside (0, 0, 4, 4)), by hostile.
-CAPS = {"spawn-flood": [{"spawn": True}],
+CAPS = {"spawn-flood": [{"spawn": True}], "rewrite-flood": [{"rewrite": True}],
         "squat": [{"flavours": ["deliv"], "ops": ["deposit"], "keys": ["h"]}]}
