@@ -36,8 +36,9 @@ class Ctx:
         return self._m._top(self._l, flavour, k)
 
     def deposit(self, flavour, amount, where=None):
-        """Leave `amount` of `flavour` at `where` (seen by everyone after the tick)."""
-        self._m._deposit(self._l, flavour, amount, where)
+        """Leave `amount` of `flavour` at `where` (seen by everyone after the tick).
+        False if a keyed flavour had no slot left for a new key (filled by others)."""
+        return self._m._deposit(self._l, flavour, amount, where)
 
     def port_in(self, port, width=1):
         """Read an x86 I/O port (1, 2 or 4 bytes): needs an `io` grant covering it."""
@@ -55,7 +56,8 @@ class Ctx:
         """Ask the optimiser to try the hot function of `key` (a 'heat' key): needs the
         rewrite right. Only queues the request (the gates run after the round, outside
         every step); the outcome appears on the 'opt' flavour at that key. True if the
-        request is this Locus's, False if another Locus's request for the key is pending."""
+        request is this Locus's, False if another Locus's request for the key is pending
+        or the queue is full. A lineage has at most 8 requests pending (ValueError)."""
         return self._m._rewrite(self._l, key)
 
     def rand(self):

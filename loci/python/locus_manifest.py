@@ -1,8 +1,12 @@
 # SPDX-License-Identifier: MIT
 # Locus manifests: plain data checked field by field before anything is granted or
 # compiled. A bad manifest is refused with a ValueError that names the field.
+from locus_text import quoted, short
 
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
+IDENT_START = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_"
+IDENT_CHARS = IDENT_START + "0123456789"
+MODULE_MAX = 64             # characters of a `module` field
 OPS = ("sense", "deposit")
 RESTART = ("never", "on-failure")
 BUDGET_DEFAULT = {"ops": 5000, "alloc": 32768, "deposits": 64, "cycles": 0}
@@ -58,6 +62,20 @@ def _plain(field, v, depth=0):
     _bad(field, "must be plain data (None, bool, int, float, str, bytes, tuple, list, dict)")
 
 
+def _ident(s):
+    return s != "" and s[0] in IDENT_START and all(ch in IDENT_CHARS for ch in s)
+
+
+def _module(v):
+    """A frozen module's dotted name, optionally ':ATTR': it goes to __import__."""
+    if not isinstance(v, str) or not 1 <= len(v) <= MODULE_MAX:
+        return False
+    mod, colon, attr = v.partition(":")
+    if colon and not _ident(attr):
+        return False
+    return all(_ident(p) for p in mod.split("."))
+
+
 def _key(field, k):
     if isinstance(k, str):
         k = k.encode()
@@ -72,7 +90,7 @@ def _cap(i, c, flavours):
         _bad(field, "must be a dict")
     for k in c:
         if k not in CAP_KEYS:
-            _bad("%s.%s" % (field, k), "unknown (known: %s)" % ", ".join(CAP_KEYS))
+            _bad("%s.%s" % (field, short(k, 24)), "unknown (known: %s)" % ", ".join(CAP_KEYS))
     out = {"flavours": (), "ops": (), "region": None, "keys": None, "rate": -1.0,
            "expires": None, "spawn": False, "io": None, "mem": None, "rewrite": False}
     fls = c.get("flavours", ())
@@ -80,7 +98,7 @@ def _cap(i, c, flavours):
         _bad(field + ".flavours", "must be a list of flavour names")
     for f in fls:
         if f not in flavours:
-            _bad(field + ".flavours", "no flavour %r in this field" % (f,))
+            _bad(field + ".flavours", "no flavour %s in this field" % quoted(f, 40))
     out["flavours"] = tuple(fls)
     ops = c.get("ops", ())
     if not isinstance(ops, (tuple, list)) or any(o not in OPS for o in ops):
@@ -124,7 +142,7 @@ def _attend(a, flavours, field="attend"):
         _bad(field, "must be a dict with a 'flavour'")
     f = a["flavour"]
     if f not in flavours:
-        _bad(field + ".flavour", "no flavour %r in this field" % (f,))
+        _bad(field + ".flavour", "no flavour %s in this field" % quoted(f, 40))
     kind, w, h = flavours[f]
     where = [k for k in ("at", "key", "region") if k in a]
     if len(where) != 1:
@@ -151,7 +169,7 @@ def check(m, flavours):
         raise ValueError("manifest: must be a dict")
     for k in m:
         if k not in KEYS:
-            _bad(k, "unknown (known: %s)" % ", ".join(KEYS))
+            _bad(short(k, 24), "unknown (known: %s)" % ", ".join(KEYS))
     name = m.get("name")
     if not isinstance(name, str) or not 1 <= len(name) <= 24 or any(
             ch not in NAME_CHARS for ch in name):
@@ -160,8 +178,8 @@ def check(m, flavours):
         _bad("code", "give exactly one of 'code' (source) or 'module' (frozen module)")
     if "code" in m and (not isinstance(m["code"], str) or not m["code"]):
         _bad("code", "must be Python source text")
-    if "module" in m and not isinstance(m["module"], str):
-        _bad("module", "must be a module name")
+    if "module" in m and not _module(m["module"]):
+        _bad("module", "must be 'package.module' or 'package.module:ATTR' (identifiers)")
     caps = m.get("caps", ())
     if not isinstance(caps, (tuple, list)) or len(caps) > 8:
         _bad("caps", "must be a list of at most 8 grants")
@@ -171,7 +189,7 @@ def check(m, flavours):
         _bad("budget", "must be a dict")
     for k, v in b.items():
         if k not in BUDGET_DEFAULT:
-            _bad("budget." + k, "unknown (known: %s)" % ", ".join(BUDGET_DEFAULT))
+            _bad("budget." + short(k, 24), "unknown (known: %s)" % ", ".join(BUDGET_DEFAULT))
         budget[k] = _int("budget." + k, v, 0 if k == "cycles" else 1, BUDGET_MAX[k])
     restart = m.get("restart", "never")
     if restart not in RESTART:

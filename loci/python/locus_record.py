@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # What the mesh knows about one Locus: identity, code, capabilities, budget use,
 # strikes and back-off. Never handed to Locus code.
+import locus_text
 
 LOG_LINES = 8
 
@@ -30,8 +31,13 @@ class Record:
         self.alloc = 0
         self.cycles = 0
         self.deposits = 0       # this epoch
+        self.keys = {}          # a root: keyed flavour index -> [keys its lineage added]
+        self.keyed = 0          # mask of the keyed flavours it may deposit on
+        self.dropped = 0        # keyed deposits dropped: the flavour full through others
         self.restarts = 0
         self.parent = 0
+        self.root = lid         # the console-spawned ancestor (itself, if it is one)
+        self.lineage = 0        # a root: its live descendants
         self.error = None
         self.pending_error = None
         self.retire_asked = False
@@ -53,7 +59,7 @@ class Record:
         return x >> 2
 
     def add_log(self, tick, text):
-        self.log.append("%d: %s" % (tick, str(text)[:80]))
+        self.log.append("%d: %s" % (tick, locus_text.short(text, 80)))
         if len(self.log) > LOG_LINES:
             self.log.pop(0)
 

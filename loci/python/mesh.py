@@ -6,6 +6,7 @@ import _cap
 import field
 import locus_manifest
 import locus_sandbox
+import locus_text
 from locus_ctx import Ctx
 from locus_record import Record
 
@@ -21,11 +22,23 @@ ABORT_CAP = 1                 # _budget.abort codes
 ABORT_DEPOSITS = 2
 TOMB = "tomb"
 REWRITE_QUEUE = 64            # ctx.rewrite requests pending at once (one per key)
+REWRITE_EACH = 8              # of which one lineage's
+AUDIT_SPARE = 4               # the audit log rolls over when less than 1/4 of it is free
+LINEAGE_SHARE = 4             # one console-spawned Locus's descendants: max_loci / this
 LAST = [None]                 # the mesh made last, for the console (lo_mesh)
 
 _OPS = {"sense": _cap.SENSE, "deposit": _cap.DEPOSIT}
 _STATUS = {_budget.OPS: "ops budget exhausted", _budget.CYCLES: "cycle budget exhausted",
            _budget.ALLOC: "allocation budget exhausted"}
+
+
+def _narrower(a, b):
+    """The narrower of two budget limits, where 0 means no limit."""
+    if a == 0:
+        return b
+    if b == 0 or a < b:
+        return a
+    return b
 
 
 def _rights(g):
@@ -51,9 +64,12 @@ class Mesh:
         self.caps = _cap.Table(capacity=caps or 4 * max_loci + 64, audit=audit)
         self.layout = {}
         self.index = {}
+        self.keyed_mask = 0
         for i, t in enumerate(self.field.flavours()):
             self.layout[t[0]] = (t[1], t[2], t[3])
             self.index[t[0]] = i
+            if t[1] == "keyed":
+                self.keyed_mask |= 1 << i
         self.seed = seed
         self.rng = (seed * 2246822519) & 0xFFFFFFFF or 1
         self.epoch = epoch
@@ -74,6 +90,14 @@ class Mesh:
         self.halted = None
         self.now = 0                  # the field's tick, cached: ctx calls read it often
         self.rewrites = []            # [key, Locus id] from ctx.rewrite; opt_mesh serves them
+        self.audit_cap = audit
+        self.audit_prev = None        # the records exported at the last roll-over
+        self.audit_rolls = 0
+        self.cap_errors = 0           # table operations refused even after a roll-over
+        self.contained = 0            # steps that made the mesh itself raise (see round)
+        # Per flavour: live console-spawned Loci holding a deposit grant on it. Each
+        # such lineage (a Locus and its descendants) gets an equal share of the slots.
+        self.holders = [0] * len(self.index)
         LAST[0] = self
 
     # ---- console side ------------------------------------------------------------
@@ -81,26 +105,22 @@ class Mesh:
     def tick(self):
         return self.field.tick_count()
 
-    def spawn(self, manifest, _parent=None):
+    def spawn(self, manifest):
         """Spawn a Locus from a manifest with console authority; returns its id."""
         man = locus_manifest.check(manifest, self.layout)
-        if len(self.loci) - self.retired >= self.max_loci:
-            raise ValueError("spawn: the mesh is full (%d live Loci)" % self.max_loci)
+        self._room()
         code, loaded, stored = self._code(man)
+        self._roll_audit()
         rec = Record(self.next_id, man, self.seed)
         self.next_id += 1
         try:
-            self._grant(rec, _parent)
+            self._grant(rec, None)
         except ValueError:
-            self.caps.retire(rec.id)
+            self._quiet(self.caps.retire, rec.id)
             raise
-        self.loci[rec.id] = rec
         rec.last_round = self.rounds
-        if _budget.active():
-            # Spawned by a Locus during its step: started once that step is over.
-            self.starting.append((rec, code, loaded, stored))
-        else:
-            self._start(rec, code, loaded, stored)
+        self._enter(rec)
+        self._start(rec, code, loaded, stored)
         return rec.id
 
     def kill(self, lid):
@@ -127,7 +147,8 @@ class Mesh:
         d.update({"error": r.error, "log": list(r.log), "dump": r.dump,
                   "restarts": r.restarts, "parent": r.parent, "pos": r.pos,
                   "budget": dict(r.budget), "fails": r.fails,
-                  "caps": [self.caps.info(c[0]) for c in r.caps]})
+                  "caps": [self.caps.info(c) for c in self.caps.held(r.id)],
+                  "dropped": r.dropped})
         return d
 
     def live(self):
@@ -169,9 +190,10 @@ class Mesh:
         now = self.now = self.tick
         self.rounds += 1
         rn = self.rounds
+        self._roll_audit()
         if self.respawns:
             self._do_respawns(rn)
-        self.caps.expire(now)
+        self._quiet(self.caps.expire, now)
         ready = []
         for r in self.loci.values():
             if r.state == "retired":
@@ -194,7 +216,12 @@ class Mesh:
         order = self.last_order = []
         for e in ready:
             order.append(e[2].id)
-            self._step(e[2], now)
+            try:
+                self._step(e[2], now)
+            except Exception as x:
+                # A hole in the runtime, not in the Locus's budget: it must not stop the
+                # neighbours' steps. Counted, and charged to the Locus as a failure.
+                self._contain(e[2], x)
             n += 1
             if self.halted:
                 break
@@ -208,26 +235,32 @@ class Mesh:
             fn(self)
         return n
 
+    def _contain(self, r, x):
+        self.contained += 1
+        why = "mesh error in its step: " + locus_text.exception(x)
+        try:
+            self._fail(r, why)
+        except Exception:
+            r.state = "retired"
+            r.error = why
+
     def _step(self, r, now):
+        if r.step_fn is None:
+            self._retire(r, "no step function", failure=False)
+            return
         r.ctx.tick = now
         r.last_round = self.rounds
         b = r.budget
         first_new = self.next_id
         st, val, ops, cyc, alloc = _budget.run(r.step_fn, r.ctx, b["ops"], b["cycles"],
                                                b["alloc"])
-        if st != _budget.OK:
-            # A stop inside ctx.spawn() can land between grants: whatever was granted
-            # to a child that never came to be is taken back.
-            for lid in range(first_new, self.next_id):
-                if lid not in self.loci:
-                    self.caps.retire(lid)
         self.steps += 1
         r.steps += 1
         r.ops += ops
         r.ops_last = ops
         r.alloc = alloc
         r.cycles = cyc
-        self._drain_starting()
+        self._settle(first_new)
         if st == _budget.OK:
             if r.retire_asked:
                 self._retire(r, "retired itself", failure=False)
@@ -237,10 +270,11 @@ class Mesh:
         self._fail(r, self._why(r, st, val))
 
     def _why(self, r, st, val):
+        # Outside every budget: locus_text never calls str() on the Locus's values.
         if st == _budget.RAISED:
-            return "raised %s: %s" % (type(val).__name__, val)
+            return "raised " + locus_text.exception(val)
         if st == _budget.ABORTED:
-            why = r.pending_error or "aborted (%r)" % (val,)
+            why = r.pending_error or "aborted (%s)" % locus_text.short(val)
             r.pending_error = None
             return why
         return "%s (%s)" % (_STATUS.get(st, "stopped"), self._limit(r, st))
@@ -266,15 +300,27 @@ class Mesh:
             r.state = "backoff"
 
     # ---- birth and death ---------------------------------------------------------
+    def _room(self):
+        if len(self.loci) - self.retired + len(self.starting) >= self.max_loci:
+            raise ValueError("spawn: the mesh is full (%d live Loci)" % self.max_loci)
+
     def _code(self, man):
         src = man["code"]
         if src is None:
             mod, _, attr = man["module"].partition(":")
-            src = getattr(__import__(mod, None, None, (attr or "SOURCE",)), attr or "SOURCE")
+            try:
+                src = getattr(__import__(mod, None, None, (attr or "SOURCE",)),
+                              attr or "SOURCE")
+            except (ImportError, AttributeError):
+                src = None
+            if not isinstance(src, str):
+                raise ValueError("manifest: field 'module': no frozen source %s"
+                                 % locus_text.short(man["module"]))
         return locus_sandbox.compile_locus(src, man["name"])
 
     def _grant(self, r, parent):
         now = self.tick
+        keyed = 0
         for g in r.man["caps"]:
             mask = 0
             for f in g["flavours"]:
@@ -288,6 +334,10 @@ class Mesh:
             else:
                 cap = self._derive_for(parent, r.id, rights, kw)
             r.caps.append((cap, rights, mask))
+            if rights & _cap.DEPOSIT:
+                keyed |= mask & self.keyed_mask
+        # Only a lineage's root counts as a holder: its children draw on its share.
+        r.keyed = keyed if parent is None else 0
 
     def _derive_for(self, parent, child, rights, kw):
         last = None
@@ -303,16 +353,34 @@ class Mesh:
         raise ValueError("spawn: no capability of Locus %d covers the grant (%s)"
                          % (parent.id, last or "rights or flavours not held"))
 
+    def _enter(self, r):
+        """A granted record becomes a member: listed, and counted in the slot shares
+        and in its lineage."""
+        self.loci[r.id] = r
+        self._hold(r, 1)
+        if r.root != r.id:
+            self.loci[r.root].lineage += 1
+
+    def _hold(self, r, d):
+        m = r.keyed
+        i = 0
+        while m:
+            if m & 1:
+                self.holders[i] += d
+            m >>= 1
+            i += 1
+
     def _start(self, r, code, loaded, stored, run_init=True):
         r.code = code
         r.ns = locus_sandbox.namespace(loaded, stored, r.name)
         r.ctx = Ctx(self, r)
+        first_new = self.next_id
         st, val, _, _, _ = _budget.run(self._exec, r, INIT_OPS, 0, r.budget["alloc"])
         if st == _budget.OK and run_init and "init" in r.ns and r.ns["init"] is not None:
             b = r.budget
             st, val, _, _, _ = _budget.run(r.ns["init"], r.ctx, b["ops"], b["cycles"],
                                            b["alloc"])
-        self._drain_starting()
+        self._settle(first_new)
         step = r.ns.get("step")
         if st == _budget.OK and step is None:
             st, val = _budget.RAISED, ValueError("the code defines no step(ctx)")
@@ -321,21 +389,45 @@ class Mesh:
             return
         r.step_fn = step
 
-    def _drain_starting(self):
+    def _settle(self, first_new):
+        """After a budgeted call: start the children it spawned. A budget stop inside
+        ctx.spawn() can land between grants, before the child was queued: whatever was
+        granted to a child that never came to be is taken back."""
+        if self.next_id != first_new:
+            queued = [e[0].id for e in self.starting]
+            for lid in range(first_new, self.next_id):
+                if lid not in queued and lid not in self.loci:
+                    self._quiet(self.caps.retire, lid)
         while self.starting:
-            self._start(*self.starting.pop(0))
+            rec, code, loaded, stored = self.starting.pop(0)
+            self._enter(rec)
+            self._start(rec, code, loaded, stored)
 
     def _exec(self, r):
         exec(r.code, r.ns)
 
     def _retire(self, r, why, failure):
-        if r.state == "retired":
-            return
+        # A worklist, not recursion: a chain of descendants can be as long as the mesh.
+        todo = [(r, why, failure)]
+        while todo:
+            r, why, failure = todo.pop()
+            if r.state == "retired":
+                continue
+            self._retire_one(r, why, failure)
+            for c in self.loci.values():
+                if c.parent == r.id and c.state != "retired":
+                    todo.append((c, "its parent %d retired" % r.id, False))
+
+    def _retire_one(self, r, why, failure):
         r.state = "retired"
         self.retired += 1
+        self._hold(r, -1)
+        r.keyed = 0
+        if r.root != r.id:
+            self.loci[r.root].lineage -= 1
         r.error = why
         r.dump = self._dump(r)
-        self.caps.retire(r.id)
+        self._quiet(self.caps.retire, r.id)
         r.caps = []
         try:
             self.field.deposit(TOMB, "L%d" % r.id, 1.0, MESH_ID)
@@ -353,20 +445,59 @@ class Mesh:
         self.respawns = [e for e in self.respawns if e[0] > rn]
         for _, lid in due:
             old = self.loci[lid]
+            # A child is re-derived from its parent as it is now: never granted roots.
+            parent = None
+            if old.parent:
+                parent = self.loci.get(old.parent)
+                if parent is None or parent.state == "retired":
+                    old.add_log(self.tick, "not restarted: its parent %d is gone" % old.parent)
+                    continue
             r = Record(lid, old.man, self.seed + 7919 * (old.restarts + 1))
             r.restarts = old.restarts + 1
+            r.parent = old.parent
+            r.root = old.root
+            r.keys = old.keys         # its lineage's keys still hold their slots
             r.log = old.log
             r.last_round = rn
-            self.loci[lid] = r
-            self.retired -= 1         # the retired record it replaces
             try:
-                self._grant(r, None)
+                self._room()
+                self._grant(r, parent)
                 code, loaded, stored = self._code(r.man)
-                self._start(r, code, loaded, stored)
             except ValueError as e:
-                self._retire(r, "restart failed: %s" % e, failure=False)
-            else:
-                r.add_log(self.tick, "restarted (%d)" % r.restarts)
+                self._quiet(self.caps.retire, lid)
+                old.add_log(self.tick, "restart failed: " + locus_text.short(str(e)))
+                continue
+            self.retired -= 1         # the retired record it replaces
+            self._enter(r)
+            r.add_log(self.tick, "restarted (%d)" % r.restarts)
+            self._start(r, code, loaded, stored)
+
+    # ---- the audit log: rolled over outside every step, so it is never full -------
+    def _roll_audit(self, force=False):
+        if not force and (self.caps.audit_count() < self.audit_cap
+                          - self.audit_cap // AUDIT_SPARE):
+            return
+        try:
+            # The export leaves a CHECKPOINT carrying the chain head: the chain goes on.
+            data = self.caps.audit_export()
+        except Exception:
+            self.cap_errors += 1
+            return
+        self.audit_prev = data
+        self.audit_rolls += 1
+
+    def _quiet(self, fn, *args):
+        """A table operation outside every step that must not stop the mesh: refused
+        (the log full), the log rolls over and it is tried once more."""
+        try:
+            return fn(*args)
+        except ValueError:
+            self._roll_audit(force=True)
+        try:
+            return fn(*args)
+        except ValueError:
+            self.cap_errors += 1
+            return 0
 
     def _dump(self, r):
         """The field around a Locus when it died: 3x3 per grid, its key per keyed."""
@@ -387,14 +518,20 @@ class Mesh:
 
     # ---- what ctx calls (inside a step, under _budget.run) -------------------------
     def _violation(self, r, why):
-        r.pending_error = "capability: " + why
+        r.pending_error = "capability: " + locus_text.short(why, 2 * locus_text.LIMIT)
         _budget.abort(ABORT_CAP)
 
-    def _home(self, r, flavour):
+    def _unknown(self, r, op, flavour):
+        # No capability can name a flavour the field does not have: audited like any
+        # use that nothing grants.
+        self.caps.refuse(r.id, op)
+        self._violation(r, "no flavour %s" % locus_text.quoted(flavour, 40))
+
+    def _home(self, r, flavour, op=_cap.SENSE):
         """Where a ctx call without `where` looks: the position, or the attended key."""
         kind = self.layout.get(flavour)
         if kind is None:
-            self._violation(r, "no flavour %r" % (flavour,))
+            self._unknown(r, op, flavour)
         if kind[0] == "grid":
             if r.pos is None:
                 raise ValueError("no position: pass where=(x, y)")
@@ -409,7 +546,7 @@ class Mesh:
     def _check(self, r, op, flavour, where, amount):
         i = self.index.get(flavour)
         if i is None:
-            self._violation(r, "no flavour %r" % (flavour,))
+            self._unknown(r, op, flavour)
         code = -1
         for c in r.caps:
             if c[1] & op and c[2] >> i & 1:
@@ -443,16 +580,39 @@ class Mesh:
         return self.field.sense(flavour, where)
 
     def _around(self, r, flavour, where):
-        if where is None:
-            where = self._home(r, flavour)
-        self._check(r, _cap.SENSE, flavour, where, 0.0)
-        return self.field.neighbourhood(flavour, where[0], where[1])
+        x, y = self._block(r, flavour, where)
+        return self.field.neighbourhood(flavour, x, y)
 
     def _gradient(self, r, flavour, where):
+        x, y = self._block(r, flavour, where)
+        return self.field.gradient(flavour, x, y)
+
+    def _block(self, r, flavour, where):
+        """Checks every cell around/gradient read: the 3x3 block at `where`, clipped
+        to the grid, must lie inside one sensing grant. Returns the centre."""
         if where is None:
             where = self._home(r, flavour)
-        self._check(r, _cap.SENSE, flavour, where, 0.0)
-        return self.field.gradient(flavour, where[0], where[1])
+        i = self.index.get(flavour)
+        if i is None:
+            self._unknown(r, _cap.SENSE, flavour)
+        kind, w, h = self.layout[flavour]
+        if kind != "grid":
+            raise ValueError("%r is keyed, not a grid" % flavour)
+        x, y = where
+        if not (isinstance(x, int) and isinstance(y, int) and 0 <= x < w and 0 <= y < h):
+            raise ValueError("the centre must be a cell of the %dx%d grid" % (w, h))
+        x0 = x - 1 if x > 0 else 0
+        y0 = y - 1 if y > 0 else 0
+        bw = (x + 2 if x + 2 <= w else w) - x0
+        bh = (y + 2 if y + 2 <= h else h) - y0
+        code = -1
+        for c in r.caps:
+            if c[1] & _cap.SENSE and c[2] >> i & 1:
+                code = self.caps.check(c[0], r.id, _cap.SENSE, i, x0, y0, None, 0.0,
+                                       self.now, bw, bh)
+                if code == 0:
+                    return x, y
+        self._refused(r, _cap.SENSE, flavour, i, code)
 
     def _top(self, r, flavour, k):
         self._check(r, _cap.SENSE, flavour, None, 0.0)
@@ -460,7 +620,7 @@ class Mesh:
 
     def _deposit(self, r, flavour, amount, where):
         if where is None:
-            where = self._home(r, flavour)
+            where = self._home(r, flavour, _cap.DEPOSIT)
         if not amount >= 0.0:
             raise ValueError("a deposit must be a number >= 0")
         if r.deposits >= r.budget["deposits"]:
@@ -468,7 +628,44 @@ class Mesh:
             _budget.abort(ABORT_DEPOSITS)
         self._check(r, _cap.DEPOSIT, flavour, where, amount)
         r.deposits += 1
+        if self.keyed_mask >> self.index[flavour] & 1:
+            return self._deposit_key(r, flavour, amount, where)
         self.field.deposit(flavour, where, amount, r.id)
+        return True
+
+    def _deposit_key(self, r, flavour, amount, key):
+        """A keyed deposit: a new key takes a slot from its lineage's share of the
+        flavour (the capacity over the lineages that may deposit there), so no Locus
+        can fill the table, alone or through children. A key refused because others
+        filled it is no strike: the deposit is dropped, counted, and ctx.deposit
+        returns False."""
+        if isinstance(key, str):
+            key = key.encode()
+        if self.field.last(flavour, key) == 0:
+            i = self.index[flavour]
+            keys = self.loci[r.root].keys
+            mine = keys.get(i)
+            if mine is None:
+                mine = keys[i] = []
+            share = self.layout[flavour][1] // (self.holders[i] or 1) or 1
+            if len(mine) >= share:
+                # Its keys that evaporated have given their slots back.
+                mine[:] = [k for k in mine if self.field.last(flavour, k) != 0]
+                if len(mine) >= share:
+                    self._violation(r, "keyed %r: all %d slots of this lineage's share in "
+                                    "use" % (flavour, share))
+            try:
+                self.field.deposit(flavour, key, amount, r.id)
+            except field.FieldError as e:
+                if "full" not in str(e):
+                    raise
+                r.dropped += 1
+                return False
+            if key not in mine:
+                mine.append(key)
+            return True
+        self.field.deposit(flavour, key, amount, r.id)
+        return True
 
     def _hw(self, r, op, lo, n):
         for c in r.caps:
@@ -507,23 +704,82 @@ class Mesh:
         kind = self.layout[a["flavour"]]
         x, y = int(x), int(y)
         if not (0 <= x < kind[1] and 0 <= y < kind[2]):
-            raise ValueError("(%d, %d) is off the %dx%d grid" % (x, y, kind[1], kind[2]))
+            raise ValueError("(%s, %s) is off the %dx%d grid" % (
+                locus_text.short(x, 24), locus_text.short(y, 24), kind[1], kind[2]))
         r.pos = (x, y)
         return r.pos
 
+    # A stop of the parent's budget can land anywhere in here. Until the last line the
+    # child is nowhere but in local variables (and in grants _settle takes back); the
+    # append that queues it is the one step that makes it exist.
     def _spawn_child(self, r, manifest):
-        if not any(c[1] & _cap.SPAWN for c in r.caps):
-            self._violation(r, "spawn not granted")
-        man = locus_manifest.check(manifest, self.layout)
-        for k in ("ops", "alloc", "deposits"):
-            if man["budget"][k] > r.budget[k]:
-                self._violation(r, "child budget.%s above the parent's" % k)
+        ok = -1
+        for c in r.caps:
+            if c[1] & _cap.SPAWN:
+                ok = self.caps.check(c[0], r.id, _cap.SPAWN, -1, -1, -1, None, 0.0, self.now)
+                if ok == 0:
+                    break
+        if ok != 0:
+            if ok == -1:
+                self.caps.refuse(r.id, _cap.SPAWN)
+            self._violation(r, "spawn " + ("not granted" if ok == -1 else _cap.why(ok)))
+        rec = None
         try:
-            lid = self.spawn(manifest, _parent=r)
+            man = locus_manifest.check(self._child_manifest(r, manifest), self.layout)
+            if man["module"] is not None:
+                raise ValueError("spawn: a child's code is given as source ('module' is "
+                                 "for the console)")
+            self._child_budget(r, man["budget"])
+            self._room()
+            self._lineage_room(r)
+            code, loaded, stored = self._code(man)
+            rec = Record(self.next_id, man, self.seed)
+            rec.parent = r.id
+            rec.root = r.root
+            self.next_id += 1
+            self._grant(rec, r)
         except ValueError as e:
+            # Refused: audited like every refusal, and a strike for the parent.
+            if rec is not None:
+                self.caps.retire(rec.id)
+            self.caps.refuse(r.id, _cap.SPAWN)
             self._violation(r, str(e))
-        self.loci[lid].parent = r.id
-        return lid
+        rec.last_round = self.rounds
+        self.starting.append((rec, code, loaded, stored))
+        return rec.id
+
+    def _lineage_room(self, r):
+        # No lineage may fill the mesh (nor the capability table) alone.
+        n = self.loci[r.root].lineage
+        for e in self.starting:
+            if e[0].root == r.root:
+                n += 1
+        cap = self.max_loci // LINEAGE_SHARE or 1
+        if n >= cap:
+            raise ValueError("spawn: the lineage of Locus %d has %d live descendants, "
+                             "its most" % (r.root, cap))
+
+    def _child_manifest(self, r, manifest):
+        """The manifest with each budget the child leaves out set to its parent's, or
+        the default where that is narrower."""
+        if not isinstance(manifest, dict):
+            return manifest
+        b = manifest.get("budget", {})
+        if not isinstance(b, dict):
+            return manifest
+        full = dict(b)
+        for k, v in locus_manifest.BUDGET_DEFAULT.items():
+            if k not in full:
+                full[k] = _narrower(v, r.budget[k])
+        return dict(manifest, budget=full)
+
+    def _child_budget(self, r, b):
+        # In every dimension, cycles too; 0 is "no limit", the widest of all.
+        for k in locus_manifest.BUDGET_DEFAULT:
+            p = r.budget[k]
+            if p and _narrower(b[k], p) != b[k]:
+                raise ValueError("spawn: child budget.%s %s above the parent's %d"
+                                 % (k, "unlimited" if b[k] == 0 else b[k], p))
 
     # ---- ctx.rewrite: only queues. The optimiser's gates run many cycles and toggle a
     # function's bytes, so they never run inside a budgeted step (a stop mid-gate would
@@ -544,10 +800,18 @@ class Mesh:
             key = key.encode()
         if not isinstance(key, bytes) or not 1 <= len(key) <= 15:
             raise ValueError("a rewrite key is 1..15 bytes (a key of the 'heat' flavour)")
+        mine = 0
         for q in self.rewrites:
             if q[0] == key:
                 return q[1] == r.id
+            o = self.loci.get(q[1])
+            if o is not None and o.root == r.root:
+                mine += 1
+        if mine >= REWRITE_EACH:
+            raise ValueError("this lineage has %d rewrite requests pending, its most"
+                             % REWRITE_EACH)
         if len(self.rewrites) >= REWRITE_QUEUE:
-            raise ValueError("the rewrite queue is full (%d requests)" % REWRITE_QUEUE)
+            # Full through the others' requests: not this Locus's fault, so no error.
+            return False
         self.rewrites.append([key, r.id])
         return True

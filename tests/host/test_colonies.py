@@ -5,7 +5,7 @@
 import colony_harness
 
 colony_harness.install("c")
-from colonies import bridge, foraging, healing, hostile, tasks  # noqa: E402
+from colonies import bridge, foraging, healing, hostile, src_hostile, tasks  # noqa: E402
 
 
 def test_foraging_pheromone_empties_nearest_pile_first():
@@ -46,7 +46,11 @@ def test_healing_recovers_after_losing_half():
 def test_hostiles_contained_beside_foraging():
     import mesh
     m = mesh.Mesh(hostile.flavours(r=10), seed=1)
-    hostile.setup(m, seed=1, r=10, population=4)
+    # The harness models the first nine kinds only; the rest (exception formatting,
+    # keyed-slot shares, spawn floods, ...) are defences of the shipped mesh.py, tested in
+    # the guest by tests/qemu/test_sandbox.py and test_mesh.py.
+    hostile.setup(m, seed=1, r=10, population=4,
+                  which=[n for n, _ in src_hostile.ALL[:9]])
     m.run(40)
     fates = hostile.report(m)["hostile"]
     for name in ("loop", "alloc", "raise", "outside"):

@@ -20,7 +20,8 @@ def setup(m, seed=1, which=None, **opts):
             continue
         man = {"name": "hostile-" + name, "code": src, "restart": "never",
                "caps": [{"flavours": ["trail"], "ops": ["sense", "deposit"],
-                         "region": (0, 0, 4, 4), "rate": 10.0}],
+                         "region": (0, 0, 4, 4), "rate": 10.0}]
+               + src_hostile.CAPS.get(name, []),
                "budget": {"ops": 5000, "alloc": 32768, "deposits": 64},
                "attend": {"flavour": "trail", "at": (1, 1)}}
         try:

@@ -64,6 +64,97 @@ def step(ctx):
             pass
 """
 
+# The runtime formats a failing Locus's exception outside every budget: these carry
+# what would make that formatting raise (a list and a dict holding themselves) or run
+# for seconds (an int of 17,000 digits, 30,000 characters of text).
+EXC_SELFREF = """
+def step(ctx):
+    a = [1]
+    a.append(a)
+    d = {}
+    d['d'] = d
+    raise ValueError(a, d)
+"""
+
+EXC_BIGINT = """
+def step(ctx):
+    raise ValueError(7 ** 20000)
+"""
+
+EXC_LONG = """
+def step(ctx):
+    raise KeyError('x' * 30000)
+"""
+
+LOG_SELFREF = """
+def step(ctx):
+    a = []
+    a.append(a)
+    ctx.log(a)                  # the log line is formatted by the runtime
+    while True:
+        pass
+"""
+
+PEEK = """
+def step(ctx):
+    # Granted (0, 0, 4, 4); the 3x3 block around (3, 3) reaches one ring outside it.
+    ctx.mem['seen'] = ctx.around('trail', (3, 3))
+"""
+
+UNKNOWN = """
+def step(ctx):
+    ctx.sense('no-such-flavour')
+"""
+
+SPAWN_UNGRANTED = """
+def step(ctx):
+    ctx.spawn({'name': 'stowaway', 'code': 'def step(ctx):\\n    pass\\n'})
+"""
+
+# With a spawn grant: spawns until its ops budget stops it, which lands somewhere
+# inside the mesh's spawn bookkeeping; its children go when it is retired.
+SPAWN_FLOOD = """
+KID = {'name': 'flood-kid', 'code': 'def step(ctx):\\n    pass\\n'}
+
+
+def step(ctx):
+    while True:
+        ctx.spawn(KID)
+"""
+
+# With a deposit grant on the keyed 'deliv' (prefix 'h'): tries to take every slot,
+# which would leave the ants none for their 'food' key.
+SQUAT = """
+n = 0
+
+
+def step(ctx):
+    global n
+    while True:
+        ctx.deposit('deliv', 1.0, 'h%d' % n)
+        n += 1
+"""
+
+# With the rewrite right: queues requests without end, to leave the optimiser's queue no
+# room for anyone else.
+REWRITE_FLOOD = """
+n = 0
+
+
+def step(ctx):
+    global n
+    while True:
+        ctx.rewrite('r%d' % n)
+        n += 1
+"""
+
 ALL = (("loop", LOOP), ("alloc", ALLOC), ("raise", RAISE), ("outside", OUTSIDE),
        ("import", IMPORT), ("import-in-step", IMPORT_IN_STEP), ("dunder", DUNDER),
-       ("getattr", GETATTR), ("catch-stop", CATCH_STOP))
+       ("getattr", GETATTR), ("catch-stop", CATCH_STOP), ("exc-selfref", EXC_SELFREF),
+       ("exc-bigint", EXC_BIGINT), ("exc-long", EXC_LONG), ("log-selfref", LOG_SELFREF),
+       ("peek", PEEK), ("unknown-flavour", UNKNOWN), ("spawn-ungranted", SPAWN_UNGRANTED),
+       ("spawn-flood", SPAWN_FLOOD), ("squat", SQUAT), ("rewrite-flood", REWRITE_FLOOD))
+
+# Grants beyond the common one (the trail inside (0, 0, 4, 4)), by hostile.
+CAPS = {"spawn-flood": [{"spawn": True}], "rewrite-flood": [{"rewrite": True}],
+        "squat": [{"flavours": ["deliv"], "ops": ["deposit"], "keys": ["h"]}]}
