@@ -137,11 +137,11 @@ def view(name, width=None, rows=None, region=None, zoom=None, ascii=None, fill=F
     means = lo_view.sample(area, x0, y0, rw, rh, c, n)
     colour_ = _COLOUR[0] if ascii is None else not ascii
     out, lo_, hi = lo_view.picture(means, colour_, clear)
-    where = "" if not region else "  region (%d,%d) %dx%d" % (x0, y0, rw, rh)
-    out.append("%s %dx%d t=%d%s  cell %sx%s  min %s  max %s  mass %s" % (
-        name, w, h, f.tick_count(), where, _num(rw / c), _num(rh / n), _num(lo_),
-        _num(hi), _num(f.total(name))))
-    out.append(lo_view.scale(lo_, hi, colour_, _num))
+    where = "" if not region else "  region %d,%d %dx%d" % (x0, y0, rw, rh)
+    out.append("%s %dx%d t=%d%s  min %s  max %s  mass %s" % (
+        name, w, h, f.tick_count(), where, _num(lo_), _num(hi), _num(f.total(name))))
+    # Grid cells per character, across and down: what one character stands for.
+    out.append("%s  cell %.2gx%.2g" % (lo_view.scale(lo_, hi, colour_, _num), rw / c, rh / n))
     return out
 
 
@@ -289,7 +289,7 @@ def live(what="trail", every=10, rounds=None):
                 _f().tick_count(), "" if m is None else ", round %d" % m.rounds))
             if drawn:
                 sys.stdout.write("\x1b[%dF" % drawn)   # back to the first line drawn
-            sys.stdout.write("\r\n".join(lines) + "\x1b[J\r\n")
+            sys.stdout.write("\n".join(lines) + "\x1b[J\n")   # LF goes out as CR LF
             drawn = len(lines)
             if (rounds is not None and done >= rounds) or (m is not None and m.halted):
                 break
@@ -302,7 +302,7 @@ def live(what="trail", every=10, rounds=None):
                     _f().tick()
             done += every if rounds is None else min(every, rounds - done)
     except KeyboardInterrupt:
-        sys.stdout.write("\x1b[0m\r\n")
+        sys.stdout.write("\x1b[0m\n")
         print("stopped at tick %d" % _f().tick_count())
 
 

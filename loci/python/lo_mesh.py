@@ -202,12 +202,12 @@ def audit(n=10, locus=None, kind=None, raw=False):
     if not got:
         print("  no records%s" % (" match" if locus is not None or kind is not None else ""))
         return
-    print("%6s %5s %-8s %-13s %-6s %-26s %s" % ("seq", "tick", "kind", "Locus", "cap",
-                                               "asked", "verdict"))
+    print("%5s %5s %-7s %-12s %-6s %-30s %s" % ("seq", "tick", "kind", "Locus", "cap",
+                                              "asked", "verdict"))
     for d in got:
-        print(_clip("%6d %5d %-8s %-13s %-6s %-26s %s" % (
-            d["seq"], d["tick"], d["kind"], d["locus"][:13], d["capability"],
-            _clip(d["asked"], 26), d["verdict"]), 79))
+        print(_clip("%5d %5d %-7s %-12s %-6s %-30s %s" % (
+            d["seq"], d["tick"], d["kind"], d["locus"][:12], d["capability"],
+            _clip(d["asked"], 30), d["verdict"]), 79))
 
 
 def _idle():
