@@ -1,11 +1,8 @@
 # SPDX-License-Identifier: MIT
-# Console helpers for the trace field, for a person at the serial REPL (80x24):
-# `from lo import *`, then show('food'), top('food'), at(x, y), journal(), stats(), ...
-import lo_page
-import lo_view
+# Console helpers for the trace field, for a person at the REPL (sized by console()):
+# `from lo import *`, then help(), show('food'), top('food'), who(x, y), journal(), watch(...)
 from field import REPL, Field, grid, keyed
 from field import diff as _diff
-from lo_help import help  # noqa: A004 - help('field') and the tour, over the builtin
 
 __all__ = ["use", "demo", "show", "top", "at", "who", "journal", "watch", "stats", "snap",
            "diff", "restore", "colour", "deposit", "tick", "console", "view", "live",
@@ -13,6 +10,12 @@ __all__ = ["use", "demo", "show", "top", "at", "who", "journal", "watch", "stats
 
 F = None            # the field the helpers look at (use() sets it)
 _COLOUR = [True]    # ANSI 256-colour cells; colour(False) for ASCII shades
+
+
+def help(topic=None):  # noqa: A001 - the REPL's help, shadowed on purpose
+    """help(): a tour of LociOS; help('field') and the other topics (lo_help)."""
+    import lo_help
+    lo_help.help(topic)
 
 
 def use(f):
@@ -75,6 +78,7 @@ def console(cols=None, rows=None):
     """The console size the helpers draw for, (columns, rows). console() asks once (the
     screen console's size, the serial terminal's by a cursor-position report, 80x24 if
     it does not answer); console(True) asks again; console(100, 40) sets it."""
+    import lo_page
     if cols is True:
         return lo_page.size(True)
     if cols is not None:
@@ -117,6 +121,8 @@ def _show_keyed(f, name, width, rows):
 def view(name, width=None, rows=None, region=None, zoom=None, ascii=None, fill=False,
          clear=False):
     """The lines show() prints (see show)."""
+    import lo_page
+    import lo_view
     f = _f()
     cols, lines = lo_page.size()
     width = width or cols - 1       # the last column is left free: some terminals wrap
@@ -259,6 +265,8 @@ def _frame(what, every, clear):
     # One picture of a live view: a flavour's heat map, or what a function prints.
     if isinstance(what, str):
         return view(what, clear=clear)
+    import lo_page
+
     import kernel
     kernel.capture(True)
     lo_page._one_screen[0] = True
@@ -278,6 +286,7 @@ def live(what="trail", every=10, rounds=None):
     stops after N ticks."""
     import sys
 
+    import lo_page
     import mesh
     m = mesh.LAST[0]
     m = m if m is not None and m.field is F else None
