@@ -76,6 +76,18 @@ def test_each_inspector_prints_its_golden_bytes(outputs):
         assert outputs[call] == want[call], call
 
 
+def test_the_raw_repl_gets_the_same_bytes(g, outputs):
+    # mpremote exec runs code through the raw REPL: the same inspectors, the same bytes.
+    g.raw_enter()
+    try:
+        got = g.exec("from lo import *\nshow('trail', ascii=True)\nps(name='ant-1?', "
+                     "more=False)")
+    finally:
+        g.raw_exit()
+    assert got.decode() == (outputs["show('trail', ascii=True)"]
+                            + outputs["ps(name='ant-1?', more=False)"])
+
+
 def test_show_fits_80x24_within_its_byte_budget(outputs):
     text = outputs["show('trail')"]
     lines = text.rstrip("\r\n").split("\r\n")
