@@ -5,10 +5,12 @@
 # terminal's, which only the terminal knows and tells in a cursor-position report.
 import sys
 
-import kernel
-
 FALLBACK = (80, 24)   # a serial terminal that does not answer is taken to be this
 ASK_MS = 250          # how long to wait for that answer (once per session)
+# Save the cursor, go as far right and down as the terminal allows, ask where the cursor
+# is, restore it. A terminal answers ESC [ rows ; cols R; the screen console ignores the
+# question (and so leaves its cursor where it was).
+ASK = "\x1b[s\x1b[999;999H\x1b[6n\x1b[u"
 _size = [None]
 _one_screen = [False]   # set while a live view captures a frame: never wait for a key
 
@@ -28,10 +30,19 @@ def key(timeout_ms=0):
     return None
 
 
+def parse_report(text):
+    """(columns, rows) from a cursor-position report ESC [ rows ; cols R, else None."""
+    if not (text.startswith("\x1b[") and text.endswith("R") and ";" in text):
+        return None
+    r, c = text[2:-1].split(";", 1)
+    if r.isdigit() and c.isdigit() and int(r) > 0 and int(c) > 0:
+        return int(c), int(r)
+    return None
+
+
 def _ask_terminal():
-    # Save the cursor, go as far right and down as the terminal allows, ask where the
-    # cursor is, restore it. A terminal answers ESC [ rows ; cols R.
-    sys.stdout.write("\x1b[s\x1b[999;999H\x1b[6n\x1b[u")
+    import kernel
+    sys.stdout.write(ASK)
     p = _poller()
     got = ""
     t0 = kernel.uptime_ms()
@@ -43,17 +54,14 @@ def _ask_terminal():
             got += c
         if c == "R":
             break
-    if got.startswith("\x1b[") and got.endswith("R") and ";" in got:
-        r, c = got[2:-1].split(";", 1)
-        if r.isdigit() and c.isdigit() and int(r) > 0 and int(c) > 0:
-            return int(c), int(r)
-    return None
+    return parse_report(got)
 
 
 def size(refresh=False):
     """(columns, rows) that every console can show; asked once, then remembered.
     size(True) asks again (after resizing the terminal)."""
     if _size[0] is None or refresh:
+        import kernel
         term = _ask_terminal() or FALLBACK
         scr = kernel.console_size()
         if scr is not None:

@@ -3,7 +3,8 @@
 colour lines drawn through the screen console's own terminal (kernel/dev/fbcon_term.c)
 paint every cell the colour of its level — over an old picture too, with clear=True —
 while writing a colour escape only where the colour changes; the ASCII ramp keeps the
-shades lo.show always had; fit() keeps a grid's shape."""
+shades lo.show always had; fit() keeps a grid's shape. The console-size question
+(lo_page.ASK) leaves the screen console as it was, and its answer parses."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from tests.host.test_fbcon_term import Term, m  # noqa: F401 - the fixture, shared
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "loci" / "python"))
+import lo_page  # noqa: E402
 import lo_view  # noqa: E402
 
 COLS = 40
@@ -93,3 +95,17 @@ def test_sample_covers_every_cell_once():
         means = lo_view.sample(region, 0, 0, 7, 5, cols, lines)
         assert len(means) == lines and all(len(r) == cols for r in means)
     assert lo_view.sample(region, 0, 0, 7, 5, 1, 1) == [[sum(map(sum, grid)) / 35]]
+
+
+def test_the_size_question_leaves_the_screen_console_alone(m):  # noqa: F811
+    t = Term(m).write("ab\r\ncd")
+    before = (t.cursor, t.lines())
+    t.write(lo_page.ASK)
+    assert (t.cursor, t.lines()) == before
+
+
+def test_the_terminal_answer_parses():
+    assert lo_page.parse_report("\x1b[24;80R") == (80, 24)
+    assert lo_page.parse_report("\x1b[50;160R") == (160, 50)
+    for bad in ("", "\x1b[24R", "\x1b[;80R", "\x1b[0;80R", "24;80R", "\x1b[a;bR"):
+        assert lo_page.parse_report(bad) is None, bad
