@@ -261,13 +261,14 @@ def journal(n=10, locus=None, kind=None, flavour=None, raw=False):
         i["journal_next"], i["journal_lost"], i["journal_cap"]))
 
 
-def _frame(what, every, clear):
-    # One picture of a live view: a flavour's heat map, or what a function prints.
-    if isinstance(what, str):
-        return view(what, clear=clear)
+def _frame(what, rows):
+    # One picture of a live view, at most `rows` lines, each erased before it is drawn:
+    # a flavour's heat map, or what a function prints.
     import lo_page
 
     import kernel
+    if isinstance(what, str):
+        return view(what, rows=rows - 2, clear=True)   # the legend takes 2 lines
     kernel.capture(True)
     lo_page._one_screen[0] = True
     try:
@@ -275,8 +276,7 @@ def _frame(what, every, clear):
     finally:
         lo_page._one_screen[0] = False
         text, _lost = kernel.capture(False)
-    return [("\x1b[K" if clear else "") + x
-            for x in text.decode().replace("\r", "").rstrip("\n").split("\n")]
+    return ["\x1b[K" + x for x in text.decode().replace("\r", "").rstrip("\n").split("\n")][:rows]
 
 
 def live(what="trail", every=10, rounds=None):
@@ -293,7 +293,9 @@ def live(what="trail", every=10, rounds=None):
     done, drawn = 0, 0
     try:
         while True:
-            lines = _frame(what, every, True)
+            # A frame and its status line fill all but the last row, where the cursor
+            # waits: nothing scrolls, so going back up lands on the frame's first line.
+            lines = _frame(what, lo_page.size()[1] - 2)
             lines.append("\x1b[Ktick %d%s  (any key stops)" % (
                 _f().tick_count(), "" if m is None else ", round %d" % m.rounds))
             if drawn:
