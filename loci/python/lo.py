@@ -201,10 +201,11 @@ def who(x, y=None, flavour=None):
 
 def _locus_name(i):
     # A depositor id is a Locus id when a mesh owns the field: name it.
+    import lo_mesh
     import mesh
     m = mesh.LAST[0]
     r = m.loci.get(i) if m is not None and m.field is F else None
-    return "%s #%d" % (r.name, i) if r is not None else _who(i)
+    return lo_mesh.label(r.name, i) if r is not None else _who(i)
 
 
 def entries(n=10, locus=None, kind=None, flavour=None):
@@ -249,7 +250,7 @@ def journal(n=10, locus=None, kind=None, flavour=None, raw=False):
         if k == "deposit":
             w = w.decode() if isinstance(w, bytes) else "(%d, %d)" % w
             print("%6d %5d %-8s %-16s %-10s %-12s %10s" % (
-                d["seq"], d["tick"], k, _locus_name(d["locus"])[:16], d["flavour"][:10],
+                d["seq"], d["tick"], k, _locus_name(d["locus"]), d["flavour"][:10],
                 w[:12], _num(d["amount"])))
         elif k == "watch":
             print("%6d %5d %-8s %-16s %-10s crossed %s at %s" % (

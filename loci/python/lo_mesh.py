@@ -140,6 +140,12 @@ def _ops(rights):
     return "|".join(o for i, o in enumerate(OPS) if rights >> i & 1) or "-"
 
 
+def label(name, lid, width=16):
+    """'name #id' in at most width characters, the name shortened first."""
+    tag = " #%d" % lid
+    return name[:max(0, width - len(tag))] + tag
+
+
 def _locus(m, lid):
     if lid == 0:
         return "console"
@@ -202,12 +208,15 @@ def audit(n=10, locus=None, kind=None, raw=False):
     if not got:
         print("  no records%s" % (" match" if locus is not None or kind is not None else ""))
         return
-    print("%5s %5s %-7s %-12s %-6s %-30s %s" % ("seq", "tick", "kind", "Locus", "cap",
-                                              "asked", "verdict"))
+    print("%5s %-7s %-16s %-6s %s" % ("tick", "kind", "Locus", "cap", "asked: verdict"))
     for d in got:
-        print(_clip("%5d %5d %-7s %-12s %-6s %-30s %s" % (
-            d["seq"], d["tick"], d["kind"], d["locus"][:12], d["capability"],
-            _clip(d["asked"], 30), d["verdict"]), 79))
+        rec = d["raw"]
+        r = m.loci.get(rec[4])
+        who = "console" if rec[4] == 0 else label(r.name if r is not None else "", rec[4])
+        # The kind already says REFUSED: the reason is the verdict worth the room.
+        verdict = rec[10] if d["kind"] == "REFUSED" and rec[10] else d["verdict"]
+        print(_clip("%5d %-7s %-16s %-6s %s: %s" % (
+            d["tick"], d["kind"], who, d["capability"], d["asked"], verdict), 79))
 
 
 def _idle():

@@ -22,7 +22,7 @@ import pytest
 ICOUNT = True
 GOLDEN = Path(__file__).with_name("inspect_golden.json")
 SETUP = """
-import builtins, kernel, lo
+import builtins, kernel, lo, mesh
 from lo import *
 def out(fn):
     # What fn prints, as the bytes that leave for the line.
@@ -34,6 +34,12 @@ def out(fn):
     assert not lost
     return b
 R = run('foraging', seed=1, ticks=60, quiet=True)
+# A Locus that deposits outside its region: refused three times, then retired.
+STRAY = "def step(ctx):\\n    ctx.deposit('trail', 1000.0, (60, 60))\\n"
+spawn({'name': 'stray', 'code': STRAY, 'restart': 'never',
+       'caps': [{'flavours': ['trail'], 'ops': ['sense', 'deposit'], 'region': (0, 0, 4, 4)}],
+       'attend': {'flavour': 'trail', 'at': (1, 1)}})
+mesh.LAST[0].run(12)
 console(80, 24)
 """
 
@@ -50,6 +56,7 @@ CALLS = [
     "audit(4)",
     "audit(3, locus=5)",
     "audit(2, kind='grant', raw=True)",
+    "audit(4, kind='refused')",
     "journal(4)",
     "journal(3, locus=7, flavour='trail')",
     "help()",
@@ -99,7 +106,7 @@ def test_show_fits_80x24_within_its_byte_budget(outputs):
     for line in lines[:-2]:
         cols = re.findall(r"\x1b\[48;5;(\d+)m", line)
         assert all(a != b for a, b in zip(cols, cols[1:], strict=False)), line
-    assert "trail 71x71 t=60" in text and "scale" in lines[-1]
+    assert "trail 71x71 t=72" in text and "scale" in lines[-1]
 
 
 def test_the_console_size_is_asked_of_the_terminal(g):
@@ -115,12 +122,13 @@ def test_the_console_size_is_asked_of_the_terminal(g):
 
 def test_ps_pages_a_screenful_at_a_time(g):
     g.send("ps()\r")
-    first = g.expect(re.escape(b"-- 109 more: any key, q to stop --"), timeout=60)
-    assert b"125 Loci: 125 live" in first and b"by name: 125 ant-*" in first
+    first = g.expect(re.escape(b"-- 110 more: any key, q to stop --"), timeout=60)
+    assert b"126 Loci: 125 live, 1 retired" in first, first
+    assert b"by name: 125 ant-*, 1 stray" in first, first
     # A screenful: 22 lines before the prompt line, 2 of the 24 left for it and the echo.
     assert first.count(b"\r\n") == 1 + 22, first
     g.send(" ")
-    second = g.expect(re.escape(b"-- 87 more: any key, q to stop --"), timeout=60)
+    second = g.expect(re.escape(b"-- 88 more: any key, q to stop --"), timeout=60)
     assert second.count(b"\r\n") == 22 and b"ant-" in second
     g.send("q")
     rest = g.expect(re.escape(b">>> "), timeout=60)
