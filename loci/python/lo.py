@@ -205,7 +205,7 @@ def _locus_name(i):
     import mesh
     m = mesh.LAST[0]
     r = m.loci.get(i) if m is not None and m.field is F else None
-    return lo_mesh.label(r.name, i) if r is not None else _who(i)
+    return lo_mesh.label(m, i, 16) if r is not None else _who(i)
 
 
 def entries(n=10, locus=None, kind=None, flavour=None):

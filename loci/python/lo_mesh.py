@@ -140,17 +140,16 @@ def _ops(rights):
     return "|".join(o for i, o in enumerate(OPS) if rights >> i & 1) or "-"
 
 
-def label(name, lid, width=16):
-    """'name #id' in at most width characters, the name shortened first."""
-    tag = " #%d" % lid
-    return name[:max(0, width - len(tag))] + tag
-
-
-def _locus(m, lid):
+def label(m, lid, width=None):
+    """A Locus as 'name #id' ('console' for id 0), in at most width characters if given,
+    the name shortened first so the id stays."""
     if lid == 0:
         return "console"
     r = m.loci.get(lid)
-    return "%s #%d" % (r.name, lid) if r is not None else "#%d" % lid
+    tag = " #%d" % lid
+    if r is None:
+        return tag[1:]
+    return (r.name if width is None else r.name[:max(0, width - len(tag))]) + tag
 
 
 def named(rec, m):
@@ -175,7 +174,7 @@ def named(rec, m):
     else:
         verdict = {"GRANT": "granted", "REVOKE": "revoked", "EXPIRE": "expired",
                    "RETIRE": "retired"}.get(kind, kind.lower())
-    return {"seq": seq, "tick": tick, "kind": kind, "locus": _locus(m, owner),
+    return {"seq": seq, "tick": tick, "kind": kind, "locus": label(m, owner),
             "capability": cap, "asked": asked, "verdict": verdict, "raw": rec}
 
 
@@ -211,8 +210,7 @@ def audit(n=10, locus=None, kind=None, raw=False):
     print("%5s %-7s %-16s %-6s %s" % ("tick", "kind", "Locus", "cap", "asked: verdict"))
     for d in got:
         rec = d["raw"]
-        r = m.loci.get(rec[4])
-        who = "console" if rec[4] == 0 else label(r.name if r is not None else "", rec[4])
+        who = label(m, rec[4], 16)
         # The kind already says REFUSED: the reason is the verdict worth the room.
         verdict = rec[10] if d["kind"] == "REFUSED" and rec[10] else d["verdict"]
         print(_clip("%5d %-7s %-16s %-6s %s: %s" % (
