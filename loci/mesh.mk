@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Slow Loci-mesh targets (issue 6), kept out of `make test`. Included by the top Makefile.
 #   make bench-loci                  mesh costs under QEMU -icount (loci/README.md table)
+#   make bench-inspect               bytes show() writes per colony flavour, and their time
+#                                    at 115200 baud (loci/README.md, "Inspecting the field")
 #   make colony NAME=foraging SEEDS=1-30 OPTS="pheromone=False"
 #                                    one colony over many seeds, summarised
 #   make colony-bridge SEEDS=1-100   the same, named in the target
@@ -10,10 +12,13 @@ NAME ?= foraging
 SEEDS ?= 1
 OPTS ?=
 
-.PHONY: bench-loci colony colonies
+.PHONY: bench-loci bench-inspect colony colonies
 
 bench-loci: build
 	@$(PY) tools/bench/bench_loci.py
+
+bench-inspect: build
+	@$(PY) tools/bench/bench_inspect.py
 
 colony: build
 	@$(PY) tools/field/loci_run.py $(NAME) --seeds $(SEEDS) $(foreach o,$(OPTS),--opt $(o))

@@ -28,18 +28,23 @@ static struct {
 static uint64_t boot_cycles;
 
 const char lociOS_help_text[] =
-    "Welcome to MicroPython on LociOS, a ring-0 unikernel for x86_64.\n"
+    "Welcome to LociOS: MicroPython in ring 0 on x86_64, Loci coordinating through a\n"
+    "trace field, and a VM that rewrites its own hot code. A tour:\n"
     "\n"
-    "  import kernel        memory map, RAM and heap use, uptime, boot digest\n"
-    "  import machine       mem8/16/32[addr], port8/16/32[port], reset(), freq()\n"
-    "  import time          ticks_ms(), ticks_us(), ticks_cpu(), sleep_ms()\n"
-    "  import sysinfo       sysinfo.show() prints a summary of the machine\n"
+    "  from lo import *         the console helpers (then help() again for topics)\n"
+    "  run('foraging', seed=1)  run a colony of Loci; colonies() lists them\n"
+    "  show('trail')            look at the field as a heat map (import field)\n"
+    "  who(35, 35)              see who deposited there; ps(), audit(5): the mesh\n"
+    "  watch('trail')           the map redrawn as the mesh runs, until a key\n"
+    "  import opt; opt.log()    watch the optimiser work; import opt_mesh, prof, vm\n"
+    "\n"
+    "  import kernel            memory map, RAM and heap use, uptime, boot digest\n"
+    "  import machine           mem8/16/32[addr], port8/16/32[port], reset(), freq()\n"
+    "  import time, sysinfo     ticks_ms(), sleep_ms(); sysinfo.show() the machine\n"
     "  @micropython.native, @micropython.viper   compile functions to x86-64 code\n"
     "\n"
-    "Control keys at the prompt:\n"
-    "  Ctrl-C  interrupt running code      Ctrl-D  soft reset (fresh VM)\n"
-    "  Ctrl-E  paste mode                  Ctrl-A  raw REPL, Ctrl-B  back\n"
-    "\n"
+    "Control keys: Ctrl-C interrupt, Ctrl-D soft reset, Ctrl-E paste mode,\n"
+    "Ctrl-A raw REPL (Ctrl-B back).\n"
     "help(module) lists a module's contents; help('modules') lists the modules.\n";
 
 // The shipped image has no test modules; the test image links port/test_modules.c.

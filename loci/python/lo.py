@@ -1,19 +1,21 @@
 # SPDX-License-Identifier: MIT
-# Console helpers for the trace field, for a person at the serial REPL (80x24):
-# `from lo import *`, then show('food'), top('food'), at(x, y), journal(), stats(), ...
+# Console helpers for the trace field, for a person at the REPL (sized by console()):
+# `from lo import *`, then help(), show('food'), top('food'), who(x, y), journal(), watch(...)
 from field import REPL, Field, grid, keyed
 from field import diff as _diff
 
 __all__ = ["use", "demo", "show", "top", "at", "who", "journal", "watch", "stats", "snap",
-           "diff", "restore", "colour", "deposit", "tick", "F"]
+           "diff", "restore", "colour", "deposit", "tick", "console", "view", "live",
+           "entries", "help", "F"]
 
 F = None            # the field the helpers look at (use() sets it)
 _COLOUR = [True]    # ANSI 256-colour cells; colour(False) for ASCII shades
-SHADES = " .:-=+*#%@"
-# Black -> dark red -> red -> orange -> yellow -> white, xterm-256 colour numbers.
-RAMP = (16, 52, 88, 124, 160, 196, 202, 208, 214, 220, 226, 228, 230, 231)
-WIDTH = 78
-ROWS = 18
+
+
+def help(topic=None):  # noqa: A001 - the REPL's help, shadowed on purpose
+    """help(): a tour of LociOS; help('field') and the other topics (lo_help)."""
+    import lo_help
+    lo_help.help(topic)
 
 
 def use(f):
@@ -72,66 +74,90 @@ def tick(n=1):
     return _f().tick(n)
 
 
-def _blocks(f, name, width, rows):
+def console(cols=None, rows=None):
+    """The console size the helpers draw for, (columns, rows). console() asks once (the
+    screen console's size, the serial terminal's by a cursor-position report, 80x24 if
+    it does not answer); console(True) asks again; console(100, 40) sets it."""
+    import lo_page
+    if cols is True:
+        return lo_page.size(True)
+    if cols is not None:
+        lo_page.set_size(cols, rows if rows is not None else lo_page.size()[1])
+    return lo_page.size()
+
+
+def _grid_info(f, name):
     info = [t for t in f.flavours() if t[0] == name]
     if not info:
         raise KeyError("unknown flavour %r" % (name,))
-    w, h = info[0][2], info[0][3]
     if info[0][1] != "grid":
         raise TypeError("%r is keyed: try top(%r)" % (name, name))
-    # One character per block; a character is about twice as tall as wide.
-    bw = max(1, -(-w // width))
-    bh = max(1, -(-h // rows), bw * 2 if h > rows else 1)
-    cols, lines = -(-w // bw), -(-h // bh)
-    grid_ = []
-    for r in range(lines):
-        y0 = r * bh
-        hh = min(bh, h - y0)
-        row = []
-        for c in range(cols):
-            x0 = c * bw
-            ww = min(bw, w - x0)
-            row.append(f.region(name, x0, y0, ww, hh)[0] / (ww * hh))
-        grid_.append(row)
-    return grid_, w, h, bw, bh
+    return info[0][2], info[0][3]
+
+
+def _zoom_region(f, name, w, h, zoom):
+    # 1/zoom of each side, centred on the hottest cell, kept inside the grid.
+    hot = f.topk(name, 1)
+    cx, cy = hot[0][0] if hot else (w // 2, h // 2)
+    zw, zh = max(1, w // zoom), max(1, h // zoom)
+    x0 = min(max(0, cx - zw // 2), w - zw)
+    y0 = min(max(0, cy - zh // 2), h - zh)
+    return x0, y0, zw, zh
 
 
 def _show_keyed(f, name, width, rows):
     # A keyed flavour has no space to draw: its highest keys as bars instead.
     top_ = f.topk(name, min(rows, 20))
     hi = top_[0][1] if top_ else 0
+    lines = []
     for key, v in top_:
         n = int(v / hi * (width - 32) + 0.5) if hi > 0 else 0
-        print("%-16s %10s %s" % (key.decode(), _num(v), "#" * max(n, 1)))
-    print("%s keyed t=%d  %d keys shown  mass %s" % (
+        lines.append("%-16s %10s %s" % (key.decode(), _num(v), "#" * max(n, 1)))
+    lines.append("%s keyed t=%d  %d keys shown  mass %s" % (
         name, f.tick_count(), len(top_), _num(f.total(name))))
+    return lines
 
 
-def show(name, width=WIDTH, rows=ROWS):
-    """Draws a grid flavour as a heat map (block means), with a legend; a keyed flavour
-    as bars for its highest keys."""
+def view(name, width=None, rows=None, region=None, zoom=None, ascii=None, fill=False,
+         clear=False):
+    """The lines show() prints (see show)."""
+    import lo_page
+    import lo_view
     f = _f()
+    cols, lines = lo_page.size()
+    width = width or cols - 1       # the last column is left free: some terminals wrap
+    rows = rows or lines - 3        # room for the legend and the prompt
     if f.kind(name) == "keyed":
         return _show_keyed(f, name, width, rows)
-    g, w, h, bw, bh = _blocks(f, name, width, rows)
-    lo_ = min(min(r) for r in g)
-    hi = max(max(r) for r in g)
-    span = hi - lo_
-    out = []
-    for row in g:
-        if _COLOUR[0]:
-            line = []
-            for v in row:
-                i = 0 if span <= 0 else int((v - lo_) / span * (len(RAMP) - 1) + 0.5)
-                line.append("\x1b[48;5;%dm " % RAMP[i])
-            out.append("".join(line) + "\x1b[0m")
-        else:
-            out.append("".join(
-                SHADES[0 if span <= 0 else int((v - lo_) / span * (len(SHADES) - 1) + 0.5)]
-                for v in row))
-    print("\n".join(out))
-    print("%s %dx%d t=%d  block %dx%d  min %s  max %s  mass %s" % (
-        name, w, h, f.tick_count(), bw, bh, _num(lo_), _num(hi), _num(f.total(name))))
+    w, h = _grid_info(f, name)
+    if zoom and not region:
+        region = _zoom_region(f, name, w, h, int(zoom))
+    x0, y0, rw, rh = region if region else (0, 0, w, h)
+    if rw <= 0 or rh <= 0 or x0 < 0 or y0 < 0 or x0 + rw > w or y0 + rh > h:
+        raise ValueError("region %r is not inside %dx%d" % (region, w, h))
+    c, n = lo_view.fit(rw, rh, width, rows, zoomed=region is not None, fill=fill)
+
+    def area(x, y, ww, hh):
+        return f.region(name, x, y, ww, hh)
+
+    means = lo_view.sample(area, x0, y0, rw, rh, c, n)
+    colour_ = _COLOUR[0] if ascii is None else not ascii
+    out, lo_, hi = lo_view.picture(means, colour_, clear)
+    where = "" if not region else "  region %d,%d %dx%d" % (x0, y0, rw, rh)
+    out.append("%s %dx%d t=%d%s  min %s  max %s  mass %s" % (
+        name, w, h, f.tick_count(), where, _num(lo_), _num(hi), _num(f.total(name))))
+    # Grid cells per character, across and down: what one character stands for.
+    out.append("%s  cell %.2gx%.2g" % (lo_view.scale(lo_, hi, colour_, _num), rw / c, rh / n))
+    return out
+
+
+def show(name, width=None, rows=None, region=None, zoom=None, ascii=None, fill=False):
+    """Draws a grid flavour as a heat map of block means, sized to the console, with a
+    legend and its scale; a keyed flavour as bars for its highest keys.
+    region=(x, y, w, h) or zoom=k (1/k of each side around the hottest cell) magnify
+    part of it; ascii=True draws shades for a terminal without colour; fill=True
+    stretches the map over the whole console."""
+    print("\n".join(view(name, width, rows, region, zoom, ascii, fill)))
 
 
 def top(name, k=10):
@@ -173,31 +199,132 @@ def who(x, y=None, flavour=None):
         print("%-15s last %s%s" % (t[0], _who(d), extra))
 
 
-def journal(n=10):
-    """The last n journal records; says how many the ring has lost."""
+def _locus_name(i):
+    # A depositor id is a Locus id when a mesh owns the field: name it.
+    import lo_mesh
+    import mesh
+    m = mesh.LAST[0]
+    r = m.loci.get(i) if m is not None and m.field is F else None
+    return lo_mesh.label(m, i, 16) if r is not None else _who(i)
+
+
+def entries(n=10, locus=None, kind=None, flavour=None):
+    """The last n journal records that match, oldest first, as dicts: seq, tick, kind,
+    locus, flavour, where, amount, raw (the tuple field.journal(seq) returns). Filters
+    look through the whole ring."""
     f = _f()
     i = f.info()
     names = f.names()
-    first = max(i["journal_oldest"], i["journal_next"] - min(n, 20))
+    first = i["journal_oldest"]
+    if locus is None and kind is None and flavour is None:
+        first = max(first, i["journal_next"] - n)
+    out = []
     for q in range(first, i["journal_next"]):
-        seq, t, kind, fl, where, amount, dep, flags = f.journal(q)
-        if kind == "deposit":
-            w = where.decode() if isinstance(where, bytes) else "(%d, %d)" % where
-            print("%6d t=%-5d deposit %-10s %-12s %10s by %s" % (
-                seq, t, names[fl], w, _num(amount), _who(dep)))
-        elif kind == "watch":
-            print("%6d t=%-5d watch %d on %s crossed %s at %s" % (
-                seq, t, where, names[fl], "up" if flags else "down", _num(amount)))
+        rec = f.journal(q)
+        seq, t, k, fl, where, amount, dep, flags = rec
+        if (kind is not None and k != kind) or (flavour is not None and names[fl] != flavour):
+            continue
+        if locus is not None and (k != "deposit" or dep != locus):
+            continue
+        out.append({"seq": seq, "tick": t, "kind": k, "locus": dep if k == "deposit" else None,
+                    "flavour": names[fl], "where": where, "amount": amount, "raw": rec})
+    return out[-n:] if n else []
+
+
+def journal(n=10, locus=None, kind=None, flavour=None, raw=False):
+    """The last n field journal records (at most 20) with named fields: tick, kind, the
+    Locus that deposited, flavour, where, amount. journal(locus=7), journal(kind='watch'),
+    journal(flavour='food') filter; raw=True prints the tuples (F.journal(seq) returns
+    them). Says how many records the ring has lost."""
+    f = _f()
+    i = f.info()
+    got = entries(min(n, 20), locus, kind, flavour)
+    if raw:
+        for d in got:
+            print(" ", d["raw"])
+    else:
+        print("%6s %5s %-8s %-16s %-10s %-12s %10s" % ("seq", "tick", "kind", "Locus",
+                                                      "flavour", "where", "amount"))
+    for d in [] if raw else got:
+        w, k = d["where"], d["kind"]
+        if k == "deposit":
+            w = w.decode() if isinstance(w, bytes) else "(%d, %d)" % w
+            print("%6d %5d %-8s %-16s %-10s %-12s %10s" % (
+                d["seq"], d["tick"], k, _locus_name(d["locus"]), d["flavour"][:10],
+                w[:12], _num(d["amount"])))
+        elif k == "watch":
+            print("%6d %5d %-8s %-16s %-10s crossed %s at %s" % (
+                d["seq"], d["tick"], k, "watch %d" % w, d["flavour"][:10],
+                "up" if d["raw"][7] else "down", _num(d["amount"])))
         else:
-            print("%6d t=%-5d %s" % (seq, t, kind))
+            print("%6d %5d %s" % (d["seq"], d["tick"], k))
     print("journal: %d records, %d lost to the ring (capacity %d)" % (
         i["journal_next"], i["journal_lost"], i["journal_cap"]))
 
 
-def watch(flavour=None, target=None, threshold=None):
-    """watch('food', (x0, y0, w, h), 5.0) or watch('work', 'key', 2.0) -> id;
-    watch() lists the watchpoints."""
+def _frame(what, rows):
+    # One picture of a live view, at most `rows` lines, each erased before it is drawn:
+    # a flavour's heat map, or what a function prints.
+    import lo_page
+
+    import kernel
+    if isinstance(what, str):
+        return view(what, rows=rows - 2, clear=True)   # the legend takes 2 lines
+    kernel.capture(True)
+    lo_page._one_screen[0] = True
+    try:
+        what()
+    finally:
+        lo_page._one_screen[0] = False
+        text, _lost = kernel.capture(False)
+    return ["\x1b[K" + x for x in text.decode().replace("\r", "").rstrip("\n").split("\n")][:rows]
+
+
+def live(what="trail", every=10, rounds=None):
+    """Redraw a view in place every `every` ticks while the mesh runs (or, with no mesh,
+    the field ticks), like top: what is a grid flavour's name or a function that prints
+    (ps, stats, lambda: top('food')). Any key stops it, and so does Ctrl-C; rounds=N
+    stops after N ticks."""
+    import sys
+
+    import lo_page
+    import mesh
+    m = mesh.LAST[0]
+    m = m if m is not None and m.field is F else None
+    done, drawn = 0, 0
+    try:
+        while True:
+            # A frame and its status line fill all but the last row, where the cursor
+            # waits: nothing scrolls, so going back up lands on the frame's first line.
+            lines = _frame(what, lo_page.size()[1] - 2)
+            lines.append("\x1b[Ktick %d%s  (any key stops)" % (
+                _f().tick_count(), "" if m is None else ", round %d" % m.rounds))
+            if drawn:
+                sys.stdout.write("\x1b[%dF" % drawn)   # back to the first line drawn
+            sys.stdout.write("\n".join(lines) + "\x1b[J\n")   # LF goes out as CR LF
+            drawn = len(lines)
+            if (rounds is not None and done >= rounds) or (m is not None and m.halted):
+                break
+            if lo_page.key(0) is not None:
+                break
+            for _ in range(every if rounds is None else min(every, rounds - done)):
+                if m is not None:
+                    m.round()
+                else:
+                    _f().tick()
+            done += every if rounds is None else min(every, rounds - done)
+    except KeyboardInterrupt:
+        sys.stdout.write("\x1b[0m\n")
+        print("stopped at tick %d" % _f().tick_count())
+
+
+def watch(flavour=None, target=None, threshold=None, every=10, rounds=None):
+    """watch('trail') or watch(ps): a live view, redrawn every `every` ticks until a key
+    (see live). watch('food', (x0, y0, w, h), 5.0) or watch('work', 'key', 2.0) -> id
+    sets a watchpoint; watch() lists the watchpoints."""
     f = _f()
+    if flavour is not None and target is None:
+        return live(flavour, every, rounds)
     if flavour is not None:
         return f.watch(flavour, target, threshold)
     names = f.names()
