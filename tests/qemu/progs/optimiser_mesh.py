@@ -15,6 +15,8 @@ def poly(n):
         t = t + (i * i) % 7
     return t
 def slow(n):
+    # Nearly all of its time is in C (the sort), so no rewrite of its bytecode can pay:
+    # the 'faster' gate must reject it by a clear margin, whatever the image's layout.
     return len(sorted(range(n, 0, -1))) + 1
 ROUNDS = 0
 def work():
@@ -25,8 +27,8 @@ def work():
     for k in range(4):
         tri(60 + k, 3)
         poly(60 + k)
-    for k in range(200):
-        slow(60)
+    for k in range(50):
+        slow(120)
 S = opt_mesh.start(n=2, seed=5)
 M = S.m
 OPT = [r['id'] for r in M.ps()]
