@@ -253,11 +253,19 @@ class System:
     def root_disks(self) -> set[str]:
         """The disks that hold `/` (several under LVM or RAID; none in a container whose
         `/` is an overlay)."""
+        found: set[str] = set()
         tops = [m for m in self.mounts if m.point == "/"]
-        if not tops:
-            return set()
-        b = self.block_of_mount(tops[-1])
-        return self._lower(b.name) if b else set()
+        b = self.block_of_mount(tops[-1]) if tops else None
+        if b:
+            found |= self._lower(b.name)
+        if self.root == Path("/"):
+            # In a chroot the mount table does not show the file system `/` lives on,
+            # but its device number still names it.
+            st = os.stat("/")
+            b = self.by_dev.get(f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}")
+            if b:
+                found |= self._lower(b.name)
+        return found
 
     def uses(self, disk: Disk) -> list[Use]:
         """What holds the disk or one of its partitions: mounts, swap, stacked devices."""
