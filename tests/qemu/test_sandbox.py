@@ -46,7 +46,8 @@ def test_an_exception_is_described_not_printed(g):
 E = new()
 sr = E.spawn(man('selfref', 'def step(ctx):\n    a = [1]\n    a.append(a)\n'
                  '    raise ValueError(a)\n'))
-big = E.spawn(man('big', 'def step(ctx):\n    raise ValueError(7 ** 20000)\n'))
+big = E.spawn(man('big', 'def step(ctx):\n    raise ValueError(7 ** 20000)\n',
+                  budget={'ops': 2000, 'alloc': 262144}))
 ESC = rounds(E, 30)
 """, timeout=300)
     assert ask(g, "ESC") == []

@@ -148,12 +148,20 @@ def step(ctx):
         n += 1
 """
 
+# Constants the parser used to fold at spawn, under no budget, for ever (issue 22, item 3;
+# vm/patches/0013 leaves them to run time, where the allocation budget stops them).
+FOLD_BOMB = """
+def step(ctx):
+    ctx.mem['x'] = 2 ** 10 ** 8 + (1 << 10 ** 9)
+"""
+
 ALL = (("loop", LOOP), ("alloc", ALLOC), ("raise", RAISE), ("outside", OUTSIDE),
        ("import", IMPORT), ("import-in-step", IMPORT_IN_STEP), ("dunder", DUNDER),
        ("getattr", GETATTR), ("catch-stop", CATCH_STOP), ("exc-selfref", EXC_SELFREF),
        ("exc-bigint", EXC_BIGINT), ("exc-long", EXC_LONG), ("log-selfref", LOG_SELFREF),
        ("peek", PEEK), ("unknown-flavour", UNKNOWN), ("spawn-ungranted", SPAWN_UNGRANTED),
-       ("spawn-flood", SPAWN_FLOOD), ("squat", SQUAT), ("rewrite-flood", REWRITE_FLOOD))
+       ("spawn-flood", SPAWN_FLOOD), ("squat", SQUAT), ("rewrite-flood", REWRITE_FLOOD),
+       ("fold-bomb", FOLD_BOMB))
 
 # Grants beyond the common one (the trail inside (0, 0, 4, 4)), by hostile.
 CAPS = {"spawn-flood": [{"spawn": True}], "rewrite-flood": [{"rewrite": True}],
