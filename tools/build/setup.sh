@@ -31,6 +31,7 @@ base  gnu-efi            headers, crt0 and linker script of the UEFI loader
 base  mtools             fills the FAT32 system partition without root
 base  dosfstools         mkfs.fat for the system partition
 base  gdisk              sgdisk writes the GPT
+base  e2fsprogs          mkfs.ext4 for the stand-in disks of the tools/flash.py tests
 base  qemu-system-x86    boots the image (make run, the QEMU tests)
 base  ovmf               UEFI firmware for QEMU
 base  fonts-spleen       bitmap fonts of the screen console (PSF, BSD-2-Clause), converted at build time
