@@ -9,7 +9,7 @@ __all__ = ["use", "demo", "show", "top", "at", "who", "journal", "watch", "stats
            "entries", "help", "F"]
 
 F = None            # the field the helpers look at (use() sets it)
-_COLOUR = [True]    # ANSI 256-colour cells; colour(False) for ASCII shades
+_COLOUR = [16]      # 16-colour cells; colour(256) for xterm-256, colour(False) for ASCII
 
 
 def help(topic=None):  # noqa: A001 - the REPL's help, shadowed on purpose
@@ -32,8 +32,9 @@ def _f():
 
 
 def colour(on=True):
-    """ANSI 256-colour heat maps (on) or ASCII shades (off)."""
-    _COLOUR[0] = bool(on)
+    """Heat maps in the 16 colours every colour terminal has (on, the default), in
+    xterm-256 colours (colour(256): finer, twice the bytes) or in ASCII shades (off)."""
+    _COLOUR[0] = 256 if on == 256 else (16 if on else 0)
 
 
 def _who(i):
@@ -141,7 +142,7 @@ def view(name, width=None, rows=None, region=None, zoom=None, ascii=None, fill=F
         return f.region(name, x, y, ww, hh)
 
     means = lo_view.sample(area, x0, y0, rw, rh, c, n)
-    colour_ = _COLOUR[0] if ascii is None else not ascii
+    colour_ = _COLOUR[0] if ascii is None else (0 if ascii else _COLOUR[0] or 16)
     out, lo_, hi = lo_view.picture(means, colour_, clear)
     where = "" if not region else "  region %d,%d %dx%d" % (x0, y0, rw, rh)
     out.append("%s %dx%d t=%d%s  min %s  max %s  mass %s" % (

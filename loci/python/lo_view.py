@@ -4,9 +4,12 @@
 # nothing after a line's last coloured cell. No imports from the kernel, so the drawing
 # can be checked on the host.
 
-# Black -> dark red -> red -> orange -> yellow -> white (xterm-256 numbers). Level 0 is
-# left as the terminal's own background; the legend shows it as black (16).
-RAMP = (16, 52, 124, 196, 208, 220, 228, 231)
+# The eight levels in two palettes. The 16-colour SGR backgrounds are the default: an
+# escape is 5 or 6 bytes where xterm-256's is 11, so a busy gradient stays cheap on a
+# serial line, and every colour terminal (the Linux console too) has them. Level 0 is
+# left as the terminal's own background; the legend shows it as black.
+RAMP = (16, 52, 124, 196, 208, 220, 228, 231)      # xterm-256: black, reds, orange, yellow, white
+RAMP16 = (40, 44, 41, 101, 43, 103, 47, 107)       # SGR: black, blue, reds, yellows, whites
 SHADES = " .:-=+*#%@"
 _RESET = "\x1b[0m"
 
@@ -55,9 +58,16 @@ def quantise(rows, n, lo, hi):
     return [[int((v - lo) * k + 0.5) for v in r] for r in rows]
 
 
-def colour_line(levels, clear=False):
-    """One row of levels as 256-colour cells. The line starts at the terminal's
-    background (clear=True erases it first, for drawing over an old picture)."""
+def escape(level, palette=16):
+    """The escape that sets a level's background in a palette (16 or 256)."""
+    if palette == 256:
+        return "\x1b[48;5;%dm" % RAMP[level]
+    return "\x1b[%dm" % RAMP16[level]
+
+
+def colour_line(levels, clear=False, palette=16):
+    """One row of levels as colour cells. The line starts at the terminal's background
+    (clear=True erases it first, for drawing over an old picture)."""
     out = ["\x1b[K"] if clear else []
     cur = 0
     i, n = 0, len(levels)
@@ -76,7 +86,7 @@ def colour_line(levels, clear=False):
             i = j
             continue
         if lv != cur:
-            out.append("\x1b[48;5;%dm" % RAMP[lv])
+            out.append(escape(lv, palette))
             cur = lv
         out.append(" ")
         i += 1
@@ -89,13 +99,18 @@ def ascii_line(levels):
     return "".join(SHADES[v] for v in levels)
 
 
+def _palette(colour):
+    return 256 if colour == 256 else 16
+
+
 def picture(means, colour, clear=False):
-    """The rows of means as lines of text, and (lo, hi) of the scale."""
+    """The rows of means as lines of text, and (lo, hi) of the scale. colour: 0 or False
+    for ASCII shades, 256 for xterm-256 cells, anything else for 16-colour cells."""
     lo = min(min(r) for r in means)
     hi = max(max(r) for r in means)
     if colour:
         lv = quantise(means, len(RAMP), lo, hi)
-        return [colour_line(r, clear) for r in lv], lo, hi
+        return [colour_line(r, clear, _palette(colour)) for r in lv], lo, hi
     lv = quantise(means, len(SHADES), lo, hi)
     return [ascii_line(r) for r in lv], lo, hi
 
@@ -105,7 +120,7 @@ def scale(lo, hi, colour, num):
     n = len(RAMP) if colour else len(SHADES)
     step = (hi - lo) / (n - 1)
     if colour:
-        ramp = "".join("\x1b[48;5;%dm  " % c for c in RAMP) + _RESET
+        ramp = "".join(escape(i, _palette(colour)) + "  " for i in range(len(RAMP))) + _RESET
     else:
         ramp = "'" + SHADES + "'"
     return "scale %s %s %s  (%d levels, step %s)" % (num(lo), ramp, num(hi), n, num(step))

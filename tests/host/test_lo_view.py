@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -24,48 +25,64 @@ COLS = 40
 LEVELS = st.lists(st.integers(0, len(lo_view.RAMP) - 1), min_size=1, max_size=COLS)
 
 
+PALETTES = pytest.mark.parametrize("palette", [16, 256])
+
+
 def painted(t, row, n):
     return [t.cell(row, c).bg for c in range(n)]
 
 
-def expected(levels):
+def screen_colour(sgr):
+    # The screen console's colour index of a 16-colour SGR background (40-47, 100-107).
+    return sgr - 40 if sgr < 100 else sgr - 100 + 8
+
+
+def expected(levels, palette):
     # Level 0 is the terminal's background: black (0) on the screen console.
-    return [0 if v == 0 else lo_view.RAMP[v] for v in levels]
+    if palette == 256:
+        return [0 if v == 0 else lo_view.RAMP[v] for v in levels]
+    return [0 if v == 0 else screen_colour(lo_view.RAMP16[v]) for v in levels]
 
 
-@settings(max_examples=200, deadline=None)
+@PALETTES
+@settings(max_examples=100, deadline=None)
 @given(rows=st.lists(LEVELS, min_size=1, max_size=5))
-def test_colour_lines_paint_each_cell_its_level(m, rows):  # noqa: F811
+def test_colour_lines_paint_each_cell_its_level(m, palette, rows):  # noqa: F811
     t = Term(m, cols=COLS + 1, rows=8)
-    t.write("\r\n".join(lo_view.colour_line(r) for r in rows))
+    t.write("\r\n".join(lo_view.colour_line(r, palette=palette) for r in rows))
     for i, r in enumerate(rows):
-        assert painted(t, i, len(r)) == expected(r)
+        assert painted(t, i, len(r)) == expected(r, palette)
     # The line leaves the terminal at its default colours.
     assert (t.t.fg, t.t.bg) == (7, 0)
 
 
-@settings(max_examples=100, deadline=None)
+@PALETTES
+@settings(max_examples=50, deadline=None)
 @given(old=LEVELS, new=LEVELS)
-def test_clear_draws_over_an_old_picture(m, old, new):  # noqa: F811
+def test_clear_draws_over_an_old_picture(m, palette, old, new):  # noqa: F811
     t = Term(m, cols=COLS + 1, rows=4)
-    t.write(lo_view.colour_line([v or 1 for v in old]) + "\r")
-    t.write(lo_view.colour_line(new, clear=True))
-    assert painted(t, 0, COLS) == expected(new + [0] * (COLS - len(new)))
+    t.write(lo_view.colour_line([v or 1 for v in old], palette=palette) + "\r")
+    t.write(lo_view.colour_line(new, clear=True, palette=palette))
+    assert painted(t, 0, COLS) == expected(new + [0] * (COLS - len(new)), palette)
 
 
+@PALETTES
 @given(levels=LEVELS)
-def test_an_escape_only_where_the_colour_changes(levels):
-    line = lo_view.colour_line(levels)
+def test_an_escape_only_where_the_colour_changes(palette, levels):
+    line = lo_view.colour_line(levels, palette=palette)
     runs = [v for i, v in enumerate(levels) if v and (i == 0 or levels[i - 1] != v)]
-    assert line.count("\x1b[48;5;") == len(runs)
+    escapes = {lo_view.escape(v, palette) for v in range(1, len(lo_view.RAMP))}
+    assert sum(line.count(e) for e in escapes) == len(runs)
     # Blank stretches of four or more cost one cursor move, trailing ones nothing.
-    assert len(line) <= sum(1 for v in levels if v) + 11 * len(runs) + 5 * (len(runs) + 1)
+    per = 11 if palette == 256 else 6
+    assert len(line) <= sum(1 for v in levels if v) + per * len(runs) + 5 * (len(runs) + 1)
 
 
 def test_a_blank_row_is_empty_and_a_full_one_costs_one_escape():
     assert lo_view.colour_line([0] * 30) == ""
-    assert lo_view.colour_line([7] * 30) == "\x1b[48;5;231m" + " " * 30 + "\x1b[0m"
-    assert lo_view.colour_line([0] * 6 + [1]) == "\x1b[6C\x1b[48;5;52m \x1b[0m"
+    assert lo_view.colour_line([7] * 30) == "\x1b[107m" + " " * 30 + "\x1b[0m"
+    assert lo_view.colour_line([0] * 6 + [1]) == "\x1b[6C\x1b[44m \x1b[0m"
+    assert lo_view.colour_line([7] * 3, palette=256) == "\x1b[48;5;231m   \x1b[0m"
 
 
 def test_the_ascii_ramp_is_the_old_one():

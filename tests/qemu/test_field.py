@@ -156,4 +156,7 @@ def test_lo_show_follows_the_field(g):
     # Colour: the raw bytes (guest.run strips escapes) hold the ramp's ends.
     g.send("colour(True); show('h'); colour(False)\r")
     raw = g.expect(re.escape(">>> "))
+    assert b"\x1b[107m" in raw and b"\x1b[40m" in raw and b"48;5;" not in raw
+    g.send("colour(256); show('h'); colour(False)\r")
+    raw = g.expect(re.escape(">>> "))
     assert b"\x1b[48;5;231m" in raw and b"\x1b[48;5;16m" in raw
