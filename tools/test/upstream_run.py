@@ -81,6 +81,12 @@ def load_expected(path: Path, config: str, target: str) -> dict[str, str]:
     return out
 
 
+def may_pass(reason: str) -> bool:
+    """A listed failure whose reason starts `sometimes:` fails only some of the time (it
+    reads memory the test never set): passing is no news, failing is expected."""
+    return reason.startswith("sometimes:")
+
+
 def unittest_tests(dirs: list[str]) -> list[str]:
     found = []
     for d in dirs:
@@ -331,7 +337,7 @@ def main(argv: list[str]) -> int:
             problems += [f"{config}: {t} failed and is not in {args.expected.name}"
                          for t in r.failed if t not in expected]
             problems += [f"{config}: {t} is listed as failing but passed"
-                         for t in r.passed if t in expected]
+                         for t in r.passed if t in expected and not may_pass(expected[t])]
         if not ran:
             problems.append(f"{config}: no test ran; see {results}.log\n{out[-2000:]}")
     report["seconds"] = round(time.monotonic() - t_all, 1)
