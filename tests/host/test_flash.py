@@ -585,7 +585,11 @@ def test_no_permission(image, capsys):
         py = _python_for_nobody()
         if py is None:
             pytest.skip("no Python the user nobody may run, to be someone without write access")
-        p = subprocess.run([py, str(TOOL), str(stick), "--stand-in", "--yes", "--image",
+        # A copy the user nobody may read: the checkout can sit under a folder only root enters.
+        tool = d / "flash.py"
+        shutil.copy(TOOL, tool)
+        tool.chmod(0o644)
+        p = subprocess.run([py, str(tool), str(stick), "--stand-in", "--yes", "--image",
                             str(img)], user=65534, capture_output=True, text=True, timeout=30)
         assert p.returncode == 1, p.stderr
         assert p.stderr.count("\n") == 1 and "no permission to write" in p.stderr
