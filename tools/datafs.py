@@ -7,6 +7,10 @@
     tools/datafs.py IMAGE mkdir PATH       tools/datafs.py IMAGE cat PATH
     tools/datafs.py IMAGE info             tools/datafs.py IMAGE format --yes
 
+For the Makefile: `keep FILE` saves the partition's bytes to FILE if it holds any
+files (make clean; mkimage.py carries FILE into the next image) and `summary` prints
+its file count and size (make distclean says what it deletes).
+
 IMAGE is a disk image file or a block device (/dev/sdX); the partition is found by its
 GPT name. Paths inside /data are absolute or relative to its root.
 """
@@ -126,6 +130,34 @@ def _is_dir(fs, path):
     return fs.stat(path).type == littlefs.LFSStat.TYPE_DIR
 
 
+def kib(n):
+    return f"{(n + 1023) // 1024} KiB"
+
+
+def keep(fd, image, dest):
+    try:
+        part = find_data(fd)
+    except ValueError:
+        return  # an image from before /data, or no GPT: nothing of the user's to keep
+    try:
+        fs = open_fs(fd, part)
+        n, total = summary(fs)
+        fs.unmount()
+        what = f"{n} files, {kib(total)}"
+    except (ValueError, littlefs.LittleFSError):
+        n, what = -1, "not a readable littlefs; its raw bytes"
+    if n == 0:
+        return
+    if os.path.exists(dest):
+        raise ValueError(f"{dest} already exists (an older /data); move it away or put "
+                         "its files back first, so neither copy is lost")
+    tmp = dest + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(os.pread(fd, part.size, part.offset))
+    os.replace(tmp, dest)
+    print(f"kept /data of {image} ({what}) in {dest}")
+
+
 def cmd(fs, args, out):
     c = args.command
     if c == "ls":
@@ -158,6 +190,9 @@ def cmd(fs, args, out):
         used = fs.used_block_count
         print(f"{PART_NAME}: littlefs, {fs.block_count} blocks of {BLOCK} bytes, "
               f"{used} used; {n} files, {total} bytes", file=out)
+    elif c == "summary":
+        n, total = summary(fs)
+        print(f"{n} files, {kib(total)}", file=out)
 
 
 def main(argv=None):
@@ -175,6 +210,8 @@ def main(argv=None):
     sub.add_parser("mkdir").add_argument("path")
     sub.add_parser("cat").add_argument("path")
     sub.add_parser("info")
+    sub.add_parser("summary")
+    sub.add_parser("keep").add_argument("file")
     sub.add_parser("format").add_argument("--yes", action="store_true",
                                           help="really erase every file in /data")
     args = ap.parse_args(argv)
@@ -185,6 +222,9 @@ def main(argv=None):
         print(f"datafs.py: error: {args.image}: {e.strerror}", file=sys.stderr)
         return 1
     try:
+        if args.command == "keep":
+            keep(fd, args.image, args.file)
+            return 0
         part = find_data(fd)
         if args.command == "format":
             if not args.yes:
