@@ -149,3 +149,39 @@ def test_make_clean_keeps_data(parts, tmp_path):
     p = subprocess.run(make + ["distclean", f"VENV={tmp_path}/novenv"], check=True,
                        capture_output=True, text=True)
     assert "deletes /data of" in p.stdout and "1 files, 3 KiB" in p.stdout
+
+
+LFS2 = ROOT / "build" / "micropython-1.25.0" / "lib" / "littlefs"
+
+
+@pytest.mark.skipif(not (LFS2 / "lfs2.c").exists() or shutil.which("cc") is None,
+                    reason="needs the fetched MicroPython tree and a C compiler")
+def test_micropython_lfs2_reads_what_the_host_wrote(parts, tmp_path):
+    """The guest's own lfs2 (MicroPython 1.25's copy, VfsLfs2's configuration) mounts
+    the partition and reads the files the host put there."""
+    exe = tmp_path / "lfs2_mount"
+    subprocess.run(["cc", "-std=c11", "-O1", "-DLFS2_NO_MALLOC", "-DLFS2_NO_DEBUG",
+                    "-DLFS2_NO_WARN", "-DLFS2_NO_ERROR", "-DLFS2_NO_ASSERT", f"-I{LFS2}",
+                    str(ROOT / "tests" / "host" / "lfs2_mount.c"), str(LFS2 / "lfs2.c"),
+                    str(LFS2 / "lfs2_util.c"), "-o", str(exe)], check=True)
+    src = tmp_path / "src"
+    (src / "d").mkdir(parents=True)
+    (src / "main.py").write_text("print('hi')\n")
+    img = tmp_path / "lociOS.img"
+    mkimage(parts, img, "--data", src, "--data-mib", "4")
+    big = b"abcdefghij" * 5000  # printable: the harness prints the first 16 bytes
+    (tmp_path / "big.bin").write_bytes(b"BIGFILE!" + big)
+    datafs(img, "put", tmp_path / "big.bin", "/d/big.bin")
+    sys.path.insert(0, str(ROOT))
+    from tools import datafs as mod
+    fd = os.open(img, os.O_RDONLY)
+    try:
+        part = mod.find_data(fd)
+    finally:
+        os.close(fd)
+    p = subprocess.run([str(exe), str(img), str(part.offset), str(part.size)],
+                       capture_output=True)
+    assert p.returncode == 0, p.stdout
+    lines = sorted(line for line in p.stdout.splitlines() if line)  # main.py ends in \n
+    assert lines[0].startswith(b"/d/big.bin 50008 BIGFILE!")
+    assert lines[1] == b"/main.py 12 print('hi')"
