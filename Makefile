@@ -226,8 +226,18 @@ format: $(SETUP_STAMP)
 docs-check: $(SETUP_STAMP)
 	@$(PY) tools/build/docs_check.py
 
+# /data (the image's LOCIDATA partition) is the user's: clean saves it, if it holds files,
+# to $(DATA_KEEP), which mkimage.py puts into the next image; if it cannot, the image stays.
+DATA_KEEP := $(BUILD)/lociOS-data.keep
+
 clean:
+	@if [ -f $(IMAGE) ]; then \
+		$(PY) tools/datafs.py $(IMAGE) keep $(DATA_KEEP) || { \
+		echo "make clean: could not save /data of $(IMAGE); left it in place" >&2; exit 1; }; fi
 	rm -rf $(BUILD)/boot $(BUILD)/kernel $(BUILD)/port $(BUILD)/*.elf $(IMAGE)
 
 distclean:
+	@if [ -f $(IMAGE) ]; then \
+		echo "make distclean: deletes /data of $(IMAGE) ($$($(PY) tools/datafs.py $(IMAGE) summary 2>/dev/null || echo unreadable))"; fi
+	@if [ -f $(DATA_KEEP) ]; then echo "make distclean: deletes the saved /data $(DATA_KEEP)"; fi
 	rm -rf $(BUILD) $(VENV)

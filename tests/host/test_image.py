@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""tools/build/mkimage.py: the disk image is GPT with a protective MBR, one EFI system
+"""tools/build/mkimage.py: the disk image is GPT with a protective MBR, an EFI system
 partition at 1 MiB, FAT32 with enough clusters for edk2, holding the loader and kernel
-where the firmware and the loader look for them."""
+where the firmware and the loader look for them, then LOCIDATA (/data)."""
 
 import os
 import shutil
@@ -15,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 ESP_GUID = uuid.UUID("c12a7328-f81f-11d2-ba4b-00a0c93ec93b")
+LINUX_DATA_GUID = uuid.UUID("0fc63daf-8483-4772-8e79-3d69d8477de4")
 SECTOR = 512
 MTOOLS_ENV = dict(os.environ, MTOOLS_SKIP_CHECK="1", MTOOLSRC=os.devnull)
 
@@ -52,11 +53,16 @@ def test_protective_mbr_and_gpt_esp_at_1mib(image):
     entries = img[entries_lba * SECTOR:entries_lba * SECTOR + count * entry_size]
     used = [entries[i:i + entry_size] for i in range(0, len(entries), entry_size)
             if any(entries[i:i + 16])]
-    assert len(used) == 1
+    assert len(used) == 2
     first, last = struct.unpack_from("<QQ", used[0], 32)
     assert uuid.UUID(bytes_le=used[0][:16]) == ESP_GUID
     assert first * SECTOR == 1 << 20
     assert (last - first + 1) * SECTOR >= 64 << 20
+    # /data follows the ESP (tests/host/test_datafs.py checks its contents).
+    dfirst, dlast = struct.unpack_from("<QQ", used[1], 32)
+    assert uuid.UUID(bytes_le=used[1][:16]) == LINUX_DATA_GUID
+    assert used[1][56:72].decode("utf-16-le") == "LOCIDATA"
+    assert dfirst == last + 1 and (dlast - dfirst + 1) * SECTOR == 32 << 20
 
 
 def test_fat32_with_enough_clusters(image):
