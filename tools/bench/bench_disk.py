@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Disk benchmark: guest cycles per 4 KiB sequential write and read through the `disk`
-module on a scratch virtio disk, under -icount (cycles follow instruction counts, so
-the figure repeats). Prints one line per direction."""
+module on a scratch virtio disk, under -icount. The figure varies with host load: QEMU
+finishes each request asynchronously while the guest spins on the used ring, and the
+spin's instructions are counted. Prints one line per direction."""
 
 from __future__ import annotations
 
