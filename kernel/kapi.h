@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "../boot/bootinfo.h"
+#include "dev/blk.h"
 #include "dev/pci.h"
 
 // ---- Entry ---------------------------------------------------------------------------

@@ -8,6 +8,7 @@
 #include "dev/i8042.h"
 #include "dev/keymap.h"
 #include "dev/usb.h"
+#include "dev/virtio_blk.h"
 
 static struct bootinfo boot_copy;
 
@@ -112,6 +113,9 @@ void kmain(const struct bootinfo *bi) {
     const char *notes = tsc_reference_notes();
     kprintf("kernel: tsc %lu.%03lu GHz by %s%s%s%s\n", mhz / 1000, mhz % 1000, tsc_reference(),
             notes[0] ? " (" : "", notes, notes[0] ? ")" : "");
+
+    // Disks: polled with bounded waits, so they need only the TSC and the memory map.
+    virtio_blk_init();
 
     apic_init();
     apic_timer_start(KTIMER_HZ);
