@@ -108,6 +108,10 @@ static void run_vm(uintptr_t stack_limit, uintptr_t stack_top) {
         }
     }
 
+    // The user's data partition at /data (port/modules/_boot.py); what goes wrong there
+    // is printed and the prompt comes all the same.
+    pyexec_frozen_module("_boot.py", true);
+
     for (;;) {
         int ret;
         if (pyexec_mode_kind == PYEXEC_MODE_RAW_REPL) {

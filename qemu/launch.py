@@ -130,12 +130,15 @@ def qemu_command(
     qmp: Path | None = None,
     usb_stick: bool = False,
     vga: str | None = None,
+    writable: bool = False,
 ) -> list[str]:
     """serial: "com1" (the console on COM1), "none" (no UART at all), or
     "port:IOBASE:IRQ" (the console on a 16550 at another I/O port, COM1 absent).
     qmp: a QMP socket there (screendump, send-key, device_add). usb_stick: the image as a
     USB mass-storage stick on an xHCI controller, as a spare PC boots it. vga: the
-    display device instead of QEMU's default (e.g. "VGA,xres=3840,yres=2160", "none")."""
+    display device instead of QEMU's default (e.g. "VGA,xres=3840,yres=2160", "none").
+    writable: the guest writes to the image itself, as `make run` does (a test that
+    checks what survives a reboot boots a copy with it)."""
     qemu = find_qemu()
     code, vars_template = firmware or find_ovmf()
     if not image.is_file():
@@ -166,13 +169,15 @@ def qemu_command(
         ]
     else:
         cmd += ["-bios", code]
-    # snapshot=on: the guest never writes back to the image under test.
+    # `make run` and `make debug` write to the image, so what the guest saves in /data is
+    # there at the next run; tests use snapshot=on and never change the image under test.
+    snap = "" if writable or profile in ("run", "debug") else ",snapshot=on"
     if usb_stick:
         cmd += ["-device", "qemu-xhci,id=xhci",
-                "-drive", f"if=none,id=stick,format=raw,file={image},snapshot=on",
+                "-drive", f"if=none,id=stick,format=raw,file={image}{snap}",
                 "-device", "usb-storage,bus=xhci.0,drive=stick,removable=on,bootindex=0"]
     else:
-        cmd += ["-drive", f"format=raw,file={image},if=virtio,snapshot=on"]
+        cmd += ["-drive", f"format=raw,file={image},if=virtio{snap}"]
     cmd += ["-device", DEBUG_EXIT_DEVICE, "-display", "none"]
     if vga == "none":
         cmd += ["-vga", "none"]
@@ -248,6 +253,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--usb-stick", action="store_true",
                     help="boot the image as a USB stick on an xHCI controller")
     ap.add_argument("--vga", help="display device instead of the default, or none")
+    ap.add_argument("--writable", action="store_true",
+                    help="the guest writes to the image (run and debug always do; tests "
+                    "boot with snapshot=on unless given this)")
     ap.add_argument("--print", action="store_true", help="print the command, don't run it")
     ap.epilog = "Extra QEMU arguments go after --, e.g. launch.py run -- -vga none"
     extra: list[str] = []
@@ -274,7 +282,8 @@ def main(argv: list[str]) -> int:
                                args.serial_socket, machine=args.machine, cpu=args.cpu,
                                firmware=firmware, secure_boot=args.secure_boot,
                                serial=args.serial, reboot=args.reboot, qmp=args.qmp,
-                               usb_stick=args.usb_stick, vga=args.vga)
+                               usb_stick=args.usb_stick, vga=args.vga,
+                               writable=args.writable)
         except LaunchError as e:
             print(f"launch: {e}", file=sys.stderr)
             return 2

@@ -25,11 +25,13 @@ import gpt  # noqa: E402  (port/modules/gpt.py, the same file the guest freezes)
 import littlefs  # noqa: E402
 
 PART_NAME = "LOCIDATA"
-# The config MicroPython 1.25's VfsLfs2 mounts with (extmod/vfs_lfsx.c, defaults of
-# vfs.VfsLfs2(bdev)): a filesystem made with other sizes may not mount in the guest.
+# The config the guest mounts /data with (port/modules/storage.py: VfsLfs2 with
+# readsize=progsize=512, one disk sector, so the guest's writes are whole sectors). The
+# two sides must agree on the program size: littlefs appends commits at offsets aligned
+# to it, and a smaller unit on one side would make the other rewrite bytes it did not own.
 BLOCK = 4096
-LFS_OPTS = dict(read_size=32, prog_size=32, lookahead_size=32, block_cycles=100,
-                cache_size=128, name_max=255,
+LFS_OPTS = dict(read_size=512, prog_size=512, lookahead_size=32, block_cycles=100,
+                cache_size=512, name_max=255,
                 # Its lfs2 is v2.8, on-disk 2.1; pin that so a newer host library
                 # never writes a minor version the guest refuses.
                 disk_version=0x00020001)

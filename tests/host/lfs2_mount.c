@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Mounts a littlefs region of a disk image with the lfs2 MicroPython 1.25 carries and the
-// configuration its VfsLfs2 uses (extmod/vfs_lfsx.c defaults), then prints every file's
+// configuration the guest mounts /data with (port/modules/storage.py: 512-byte read and
+// program units; VfsLfs2 makes the cache 4 of them), then prints every file's
 // path, size and first bytes, so tests/host/test_datafs.py can check that what the host
 // writes is what the guest reads.  Usage: lfs2_mount IMAGE OFFSET SIZE
 #include <stdio.h>
@@ -80,18 +81,18 @@ int main(int argc, char **argv) {
         return 2;
     }
     base = atol(argv[2]);
-    static uint8_t rbuf[128], pbuf[128], look[32];
+    static uint8_t rbuf[2048], pbuf[2048], look[32];
     struct lfs2_config cfg = {
         .read = bd_read,
         .prog = bd_prog,
         .erase = bd_erase,
         .sync = bd_sync,
-        .read_size = 32,
-        .prog_size = 32,
+        .read_size = 512,
+        .prog_size = 512,
         .block_size = 4096,
         .block_count = (lfs2_size_t)(atol(argv[3]) / 4096),
         .block_cycles = 100,
-        .cache_size = 128,
+        .cache_size = 2048,
         .lookahead_size = 32,
         .read_buffer = rbuf,
         .prog_buffer = pbuf,

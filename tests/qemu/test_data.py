@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: MIT
+"""/data across boots: a copy of the image booted writable (as `make run` boots it), the
+LOCIDATA partition mounted at /data, what one boot saves read by the next and by
+tools/datafs.py on the host, modules imported from /data/lib, and a damaged partition
+reported while the machine still comes to the prompt."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tools.guest.guestconsole import IMAGE, Guest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATAFS = ROOT / "tools" / "datafs.py"
+sys.path.insert(0, str(ROOT / "port" / "modules"))
+import gpt  # noqa: E402
+
+MOUNTED = "data: virtio0 partition 2 (LOCIDATA) mounted at /data"
+
+
+def _datafs(image, *args, stdin=None):
+    p = subprocess.run([sys.executable, str(DATAFS), str(image), *args], input=stdin,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    return p.stdout
+
+
+def _boot(image, log):
+    g = Guest(image, log=log, launch=["--writable"])
+    g.banner = g.boot()
+    return g
+
+
+@pytest.fixture(scope="module")
+def disk_image(tmp_path_factory):
+    d = tmp_path_factory.mktemp("data")
+    image = d / "lociOS.img"
+    shutil.copyfile(IMAGE, image)
+    # The built image carries over whatever /data held; start these tests empty.
+    _datafs(image, "format", "--yes")
+    return image
+
+
+def test_saved_in_one_boot_read_in_the_next_and_on_the_host(disk_image, tmp_path):
+    g = _boot(disk_image, tmp_path / "boot1.log")
+    try:
+        assert MOUNTED in g.banner, g.banner
+        out = g.paste(
+            "import os\n"
+            "os.mkdir('/data/lib')\n"
+            "with open('/data/lib/greet.py', 'w') as f:\n"
+            "    f.write('def hello():\\n    return \"hello from /data/lib\"\\n')\n"
+            "with open('/data/note.txt', 'w') as f:\n"
+            "    f.write('written in boot 1\\n' * 100)\n"
+            "print(sorted(os.listdir('/data')))\n")
+        assert "Traceback" not in out, out
+        assert "['lib', 'note.txt']" in out, out
+    finally:
+        g.close()
+    assert _datafs(disk_image, "cat", "/note.txt") == "written in boot 1\n" * 100
+    src = tmp_path / "from_host.txt"
+    src.write_text("put there by the host\n")
+    _datafs(disk_image, "put", str(src), "/from_host.txt")
+
+    g = _boot(disk_image, tmp_path / "boot2.log")
+    try:
+        assert MOUNTED in g.banner, g.banner
+        assert g.eval("open('/data/note.txt').read() == 'written in boot 1\\n' * 100") \
+            == "True"
+        assert g.eval("open('/data/from_host.txt').read()") == repr("put there by the host\n")
+        assert g.eval("import greet; greet.hello()") == repr("hello from /data/lib")
+        assert g.eval("'/data/lib' in __import__('sys').path") == "True"
+    finally:
+        g.close()
+
+
+def test_damaged_partition_is_reported_and_the_prompt_comes(tmp_path):
+    image = tmp_path / "damaged.img"
+    shutil.copyfile(IMAGE, image)
+    with open(image, "r+b") as f:
+        size = os.fstat(f.fileno()).st_size
+
+        def read(off, n):
+            f.seek(off)
+            return f.read(n)
+        part = gpt.find(gpt.read_table(read, size), "LOCIDATA")
+        # Both superblocks (blocks 0 and 1) and what follows: nothing left to mount.
+        f.seek(part.first_lba * 512)
+        f.write(random.Random(18).randbytes(64 * 1024))
+    g = _boot(image, tmp_path / "damaged.log")
+    try:
+        assert "does not mount as littlefs" in g.banner, g.banner
+        assert MOUNTED not in g.banner
+        assert g.eval("6 * 7") == "42"
+        out = g.run("import storage; storage.format(yes=True)", timeout=120)
+        assert MOUNTED in out, out
+        assert g.eval("import os; os.listdir('/data')") == "[]"
+    finally:
+        g.close()
