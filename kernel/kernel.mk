@@ -67,3 +67,8 @@ $(BUILD)/kernel/%.o: kernel/%.S
 .PHONY: bench-screen
 bench-screen: build
 	@$(PY) tools/bench/bench_screen.py
+
+# Disk costs under -icount: guest cycles per 4 KiB through the disk module (kernel/README.md).
+.PHONY: bench-disk
+bench-disk: build
+	@$(PY) tools/bench/bench_disk.py
