@@ -581,9 +581,9 @@ def _data_parts(fd: int, gpt: ModuleType) -> tuple[list[Any], str]:
 
 
 def inspect_data(fd: int, offset: int, size: int) -> tuple[bool, str]:
-    """(whether it is a littlefs, what it holds) of the partition at offset: its files
-    and use through tools/datafs.py, or without littlefs-python only whether littlefs's
-    superblock is there."""
+    """(whether it is a littlefs, what it holds or why not) of the partition at offset:
+    its files and use through tools/datafs.py, or without littlefs-python only whether
+    littlefs's superblock is there."""
     datafs = _datafs()
     if datafs is None:
         heads = [os.pread(fd, len(LFS_MAGIC), offset + b * LFS_BLOCK + LFS_MAGIC_AT)
@@ -595,7 +595,7 @@ def inspect_data(fd: int, offset: int, size: int) -> tuple[bool, str]:
     try:
         fs = datafs.open_fs(fd, _Region(offset, size))
     except (ValueError, OSError):
-        return False, "littlefs cannot mount it"
+        return False, ""  # littlefs's error code says no more than that
     try:
         files, total = datafs.summary(fs)
         used = fs.used_block_count * datafs.BLOCK
@@ -652,11 +652,12 @@ def plan_data(t: Target, image: Path, *, fresh: bool, yes: bool) -> DataPlan:
         raise FlashError(f"{name} has {len(old_parts)} partitions named {DATA_NAME}, so "
                          "which is /data is unclear; give --fresh-data to write the "
                          "image's over them")
+    held = what if mounts else f"it does not mount as littlefs{_detail(what)}"
     if fresh:
         return DataPlan(None, (f"  /data: the image's (--fresh-data); {name}'s is lost "
-                               f"({what})",))
+                               f"({held})",))
     if len(new_parts) != 1:
-        raise FlashError(f"{name} holds a /data ({what}) but the image {image} has "
+        raise FlashError(f"{name} holds a /data ({held}) but the image {image} has "
                          f"{len(new_parts) or 'no'} {DATA_NAME} partition"
                          f"{'s' if new_parts else ''} to carry it into; flash a current "
                          f"image (make image), or save the files (tools/datafs.py {name} "
@@ -672,11 +673,15 @@ def plan_data(t: Target, image: Path, *, fresh: bool, yes: bool) -> DataPlan:
           f"count={old.size // SECTOR}")
     if yes:
         raise FlashError(f"{name}'s /data ({DATA_NAME}, {human(old.size)}) does not mount "
-                         f"as littlefs ({what}); give --fresh-data to replace it with the "
-                         f"image's, or save its bytes first ({dd})")
-    return DataPlan(None, (f"  /data: {name}'s does not mount as littlefs ({what}); it is "
-                           f"replaced by the image's if you say yes (to save its bytes "
+                         f"as littlefs{_detail(what)}; give --fresh-data to replace it with "
+                         f"the image's, or save its bytes first ({dd})")
+    return DataPlan(None, (f"  /data: {name}'s does not mount as littlefs{_detail(what)}; "
+                           "it is replaced by the image's if you say yes (to save its bytes "
                            f"first: {dd})",), replaces=True)
+
+
+def _detail(why: str) -> str:
+    return f" ({why})" if why else ""
 
 
 # ---- writing and reading back ----------------------------------------------------------
