@@ -657,11 +657,11 @@ def plan_data(t: Target, image: Path, *, fresh: bool, yes: bool) -> DataPlan:
         return DataPlan(None, (f"  /data: the image's (--fresh-data); {name}'s is lost "
                                f"({held})",))
     if len(new_parts) != 1:
-        raise FlashError(f"{name} holds a /data ({held}) but the image {image} has "
-                         f"{len(new_parts) or 'no'} {DATA_NAME} partition"
-                         f"{'s' if new_parts else ''} to carry it into; flash a current "
-                         f"image (make image), or save the files (tools/datafs.py {name} "
-                         "get ...) and give --fresh-data")
+        has = (f"no {DATA_NAME} partition to carry it into" if not new_parts else
+               f"{len(new_parts)} partitions named {DATA_NAME}, not one to carry it into")
+        raise FlashError(f"{name} holds a /data ({held}) but the image {image} has {has}; "
+                         f"flash a current image (make image), or save the files "
+                         f"(tools/datafs.py {name} get ...) and give --fresh-data")
     new = new_parts[0]
     if (old.offset, old.size) != (new.offset, new.size):
         raise FlashError(_mismatch(name, old, new))
