@@ -5,6 +5,7 @@
     tools/flash.py --list [--all]           the disks that could be the stick
     tools/flash.py /dev/sdX                 write build/lociOS.img to it (asks first)
     tools/flash.py --image IMG --yes DEV    another image, no question (for scripts)
+    tools/flash.py --fresh-data DEV         the image's /data too, not the stick's
 
 Before anything is written the device must exist, be a whole disk (not a partition), be
 writable and large enough, and — unless --force — be removable (or on USB), hold no
@@ -14,11 +15,20 @@ with progress, syncs (fsync, and the block device's buffers flushed), reads the 
 range back from the device and compares its SHA-256 with the image's. Every refusal is
 one line on stderr and exit status 1.
 
+/data survives: when the target already holds a GPT with a LOCIDATA partition (a stick
+flashed before), that partition stays as it is and the image is written around it, so
+the user's files are there after and a cut at any moment leaves them untouched. It
+must sit where the image's LOCIDATA is, with the same size (else a refusal that says how
+to move the files); one that does not mount as littlefs is replaced only if the user
+says so (the question, or --fresh-data); --fresh-data writes the image's /data whatever
+the stick holds. The read-back then checks the image with the kept partition in place.
+
 What it knows about disks it reads from /sys/block, /proc/self/mountinfo, /proc/swaps
 and /dev/disk/by-label; the hidden option --sysroot DIR reads those under DIR instead
 (the tests build fake trees there), and a plain file DIR/dev/NAME then stands in for the
 block device NAME. A plain file also stands in for a stick with --stand-in. Standard
-library only, so `sudo python3 tools/flash.py ...` needs no virtual environment.
+library only, so `sudo python3 tools/flash.py ...` needs no virtual environment (with
+littlefs-python, as in the venv, it also says how full the kept /data is).
 """
 
 from __future__ import annotations
@@ -36,7 +46,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TextIO
+from types import ModuleType
+from typing import Any, TextIO
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_IMAGE = ROOT / "build" / "lociOS.img"
@@ -47,6 +58,7 @@ PROGRESS_LINE_EVERY = 10.0  # ... and between progress lines when stderr is not 
 PROBE_BYTES = 36 << 10  # enough for the FAT, ext2/3/4 and ISO 9660 labels
 BLKFLSBUF = 0x1261  # <linux/fs.h>: flush the block device's buffer cache
 BLKRRPART = 0x125F  # <linux/fs.h>: re-read the partition table
+MIB = 1 << 20
 # Errors a block device gives when it has been unplugged.
 GONE_ERRNOS = frozenset({errno.ENODEV, errno.ENXIO, errno.ENOENT, errno.EIO, errno.ESHUTDOWN,
                          errno.ENOMEDIUM})
@@ -466,10 +478,16 @@ def still_there(t: Target, system_root: Path) -> bool:
     return True
 
 
-def describe(t: Target, system: System, image: Path, image_size: int) -> Iterator[str]:
-    """What will be overwritten: the disk, its partitions and their labels, the image."""
+def _target_name(t: Target) -> str:
+    return f"/dev/{t.disk.name}" if t.in_sysfs else str(t.path)
+
+
+def describe(t: Target, system: System, image: Path, image_size: int,
+             data: DataPlan | None = None) -> Iterator[str]:
+    """What will be overwritten: the disk, its partitions and their labels, what becomes
+    of its /data, the image."""
     d = t.disk
-    name = f"/dev/{d.name}" if t.in_sysfs else str(t.path)
+    name = _target_name(t)
     size = human(d.size) + (f" ({d.size / 1e9:.1f} GB)" if d.size >= 1e9 else "")
     bits = [d.description, size]
     if d.transport:
@@ -488,7 +506,9 @@ def describe(t: Target, system: System, image: Path, image_size: int) -> Iterato
             yield "  no partitions the kernel knows of"
     for use in system.uses(d) if t.in_sysfs else []:
         yield f"  warning: {use.what}"
-    yield f"Everything on it will be lost. The image: {image} ({human(image_size)})."
+    yield from data.lines if data else ()
+    lost = "Everything else" if data and data.keep else "Everything"
+    yield f"{lost} on it will be lost. The image: {image} ({human(image_size)})."
 
 
 def _fs(fstype: str, label: str) -> str:
@@ -496,6 +516,172 @@ def _fs(fstype: str, label: str) -> str:
     if label:
         words.append(f"'{label}'")
     return " ".join(words)
+
+
+# ---- /data: the LOCIDATA partition a stick flashed before holds ------------------------
+
+DATA_NAME = "LOCIDATA"  # the GPT name /data is found by (tools/datafs.py's PART_NAME)
+LFS_BLOCK = 4096  # tools/datafs.py's BLOCK
+# littlefs's superblock entry, named so, comes first in each block of the pair 0/1.
+LFS_MAGIC, LFS_MAGIC_AT = b"littlefs", 8
+
+
+@dataclass(frozen=True)
+class DataPlan:
+    """What becomes of the target's /data. `keep` is (offset, size) of its LOCIDATA
+    partition, left in place while the image is written around it, or None when the
+    image's own /data is written; `lines` say which before the question; `replaces` is
+    set when a /data that does not mount is to be replaced (the question says so)."""
+
+    keep: tuple[int, int] | None
+    lines: tuple[str, ...] = ()
+    replaces: bool = False
+
+
+@dataclass(frozen=True)
+class _Region:
+    offset: int
+    size: int
+
+
+def _datafs() -> ModuleType | None:
+    """tools/datafs.py, or None without littlefs-python (a plain `sudo python3`)."""
+    if str(ROOT) not in sys.path:
+        sys.path.append(str(ROOT))
+    try:
+        from tools import datafs
+    except ImportError:
+        return None
+    return datafs
+
+
+def _gpt() -> ModuleType | None:
+    """port/modules/gpt.py (standard library only, as tools/datafs.py imports it), or
+    None when this file runs outside the checkout."""
+    modules = str(ROOT / "port" / "modules")
+    if modules not in sys.path:
+        sys.path.insert(0, modules)
+    try:
+        import gpt
+    except ImportError:
+        return None
+    return gpt
+
+
+def _data_parts(fd: int, gpt: ModuleType) -> tuple[list[Any], str]:
+    """The LOCIDATA partitions in the GPT of the disk or image open on fd, or [] and
+    why there are none."""
+    size = os.lseek(fd, 0, os.SEEK_END)
+    try:
+        parts = gpt.read_table(lambda off, n: os.pread(fd, n, off), size)
+    except ValueError as e:
+        return [], str(e)
+    hits = [p for p in parts if p.name == DATA_NAME]
+    return hits, "" if hits else f"its GPT has no {DATA_NAME} partition"
+
+
+def inspect_data(fd: int, offset: int, size: int) -> tuple[bool, str]:
+    """(whether it is a littlefs, what it holds or why not) of the partition at offset:
+    its files and use through tools/datafs.py, or without littlefs-python only whether
+    littlefs's superblock is there."""
+    datafs = _datafs()
+    if datafs is None:
+        heads = [os.pread(fd, len(LFS_MAGIC), offset + b * LFS_BLOCK + LFS_MAGIC_AT)
+                 for b in (0, 1)]
+        if LFS_MAGIC in heads:
+            return True, (f"littlefs, {human(size)}; how full it is shows with "
+                          ".venv/bin/python, which has littlefs-python")
+        return False, "no littlefs superblock in its first two blocks"
+    try:
+        fs = datafs.open_fs(fd, _Region(offset, size))
+    except (ValueError, OSError):
+        return False, ""  # littlefs's error code says no more than that
+    try:
+        files, total = datafs.summary(fs)
+        used = fs.used_block_count * datafs.BLOCK
+    except (datafs.littlefs.LittleFSError, OSError) as e:
+        return False, f"littlefs mounts it but cannot read it through: {e}"
+    finally:
+        fs.unmount()
+    return True, f"{files} files, {datafs.kib(total)}; {human(used)} used of {human(size)}"
+
+
+def _mismatch(name: str, old: Any, new: Any) -> str:
+    opts = []
+    if old.size != new.size and old.size % MIB == 0:
+        opts.append(f"--data-mib {old.size // MIB}")
+    if old.offset != new.offset and old.offset > MIB and old.offset % MIB == 0:
+        opts.append(f"--esp-mib {old.offset // MIB - 1}")
+    build = (f"build the image with tools/build/mkimage.py {' '.join(opts)}" if opts
+             else "build the image with the stick's layout")
+    return (f"{name} holds a {human(old.size)} /data at byte {old.offset} but the image's "
+            f"is {human(new.size)} at byte {new.offset}; {build}, or save the files "
+            f"(tools/datafs.py {name} get ...), flash with --fresh-data, and put them back "
+            f"(tools/datafs.py {name} put ...)")
+
+
+def plan_data(t: Target, image: Path, *, fresh: bool, yes: bool) -> DataPlan:
+    """Decides what becomes of the target's /data; refuses (FlashError) what would lose
+    it without the user saying so."""
+    name = _target_name(t)
+    gpt = _gpt()
+    if gpt is None:
+        if fresh:
+            return DataPlan(None, ("  /data: the image's (--fresh-data)",))
+        raise FlashError(f"no {ROOT / 'port' / 'modules' / 'gpt.py'}, so whether {name} "
+                         "holds a /data to keep is unknown: run tools/flash.py of a LociOS "
+                         "checkout, or give --fresh-data to write the image's /data")
+    with open(image, "rb") as img:
+        new_parts, _ = _data_parts(img.fileno(), gpt)
+    mounts, what = False, ""
+    fd = _open_target(t, os.O_RDONLY, gone="before it could be read; nothing was written")
+    try:
+        old_parts, why = _data_parts(fd, gpt)
+        if len(old_parts) == 1:
+            old = old_parts[0]
+            mounts, what = inspect_data(fd, old.offset, old.size)
+    finally:
+        os.close(fd)
+    if not old_parts:
+        return DataPlan(None, (f"  /data: the image's ({name} has none to keep: {why})",)
+                        if new_parts else ())
+    if len(old_parts) > 1:
+        if fresh:
+            return DataPlan(None, (f"  /data: the image's (--fresh-data), over {name}'s "
+                                   f"{len(old_parts)} {DATA_NAME} partitions",))
+        raise FlashError(f"{name} has {len(old_parts)} partitions named {DATA_NAME}, so "
+                         "which is /data is unclear; give --fresh-data to write the "
+                         "image's over them")
+    held = what if mounts else f"it does not mount as littlefs{_detail(what)}"
+    if fresh:
+        return DataPlan(None, (f"  /data: the image's (--fresh-data); {name}'s is lost "
+                               f"({held})",))
+    if len(new_parts) != 1:
+        has = (f"no {DATA_NAME} partition to carry it into" if not new_parts else
+               f"{len(new_parts)} partitions named {DATA_NAME}, not one to carry it into")
+        raise FlashError(f"{name} holds a /data ({held}) but the image {image} has {has}; "
+                         f"flash a current image (make image), or save the files "
+                         f"(tools/datafs.py {name} get ...) and give --fresh-data")
+    new = new_parts[0]
+    if (old.offset, old.size) != (new.offset, new.size):
+        raise FlashError(_mismatch(name, old, new))
+    if mounts:
+        return DataPlan((old.offset, old.size),
+                        (f"  keeps /data: {what} (left in place; the image is written "
+                         "around it)",))
+    dd = (f"dd if={name} of=data-old.bin bs={SECTOR} skip={old.offset // SECTOR} "
+          f"count={old.size // SECTOR}")
+    if yes:
+        raise FlashError(f"{name}'s /data ({DATA_NAME}, {human(old.size)}) does not mount "
+                         f"as littlefs{_detail(what)}; give --fresh-data to replace it with "
+                         f"the image's, or save its bytes first ({dd})")
+    return DataPlan(None, (f"  /data: {name}'s does not mount as littlefs{_detail(what)}; "
+                           "it is replaced by the image's if you say yes (to save its bytes "
+                           f"first: {dd})",), replaces=True)
+
+
+def _detail(why: str) -> str:
+    return f" ({why})" if why else ""
 
 
 # ---- writing and reading back ----------------------------------------------------------
@@ -547,12 +733,65 @@ def _open_target(t: Target, flags: int, *, gone: str) -> int:
         raise FlashError(f"cannot open {t.path}: {e.strerror}") from None
 
 
+def _pieces(size: int, chunk: int, keep: tuple[int, int] | None
+            ) -> Iterator[tuple[int, int, bool]]:
+    """(offset, length, kept) of the pieces of the first `size` bytes, at most `chunk`
+    long, split where the kept range begins and ends; the writer, the expected digest
+    and the read-back walk the same pieces."""
+    cuts = sorted({0, size, *((keep[0], keep[0] + keep[1]) if keep else ())})
+    for a, b in zip(cuts, cuts[1:], strict=False):
+        kept = keep is not None and a == keep[0]
+        for pos in range(a, b, chunk):
+            yield pos, min(chunk, b - pos), kept
+
+
+@dataclass(frozen=True)
+class Expected:
+    """What the target must read back when part of it is kept: the SHA-256 of the
+    whole range and of each kept piece."""
+
+    digest: str
+    kept: tuple[str, ...]
+
+
+def expected_digest(t: Target, image: Path, root: Path, size: int, keep: tuple[int, int],
+                    *, chunk: int = CHUNK) -> Expected:
+    """The SHA-256 the target will read back after the write: the image's bytes, with
+    the target's own in the kept range (read from it now, before anything is written)."""
+    h = hashlib.sha256()
+    kept: list[str] = []
+    fd = _open_target(t, os.O_RDONLY, gone="before it could be read; nothing was written")
+    try:
+        progress = Progress("reading the kept /data", keep[1])
+        with open(image, "rb") as img:
+            for pos, n, is_kept in _pieces(size, chunk, keep):
+                if is_kept:
+                    os.lseek(fd, pos, os.SEEK_SET)
+                    buf = _read_exact(t, root, fd, n, pos, size)
+                    if len(buf) != n:
+                        raise FlashError(f"{t.path} ends at byte {pos + len(buf)}, inside "
+                                         "its /data; nothing was written")
+                    kept.append(hashlib.sha256(buf).hexdigest())
+                    progress(pos + n - keep[0])
+                else:
+                    img.seek(pos)
+                    buf = img.read(n)
+                h.update(buf)
+    finally:
+        os.close(fd)
+    return Expected(h.hexdigest(), tuple(kept))
+
+
 def write_image(t: Target, image: Path, root: Path, *, force: bool, chunk: int = CHUNK,
-                on_chunk: Callable[[int], None] | None = None) -> str:
-    """Writes the image to the start of the target and syncs; returns its SHA-256."""
+                on_chunk: Callable[[int], None] | None = None,
+                keep: tuple[int, int] | None = None) -> str:
+    """Writes the image to the start of the target and syncs; returns its SHA-256. The
+    range `keep` (offset, size) is not written: what the target holds there stays (its
+    /data), so no moment of the write leaves it without it."""
     h = hashlib.sha256()
     with open(image, "rb") as img:
         size = os.fstat(img.fileno()).st_size
+        to_write = size - (keep[1] if keep else 0)
         flags = os.O_WRONLY | (os.O_EXCL if t.is_block and not force else 0)
         fd = _open_target(t, flags, gone="before writing; nothing was written")
         done = 0
@@ -562,23 +801,28 @@ def write_image(t: Target, image: Path, root: Path, *, force: bool, chunk: int =
                 if end < size:
                     raise FlashError(f"{t.path} holds {human(end)}, the image needs "
                                      f"{human(size)}; use a larger stick")
-                os.lseek(fd, 0, os.SEEK_SET)
-            progress = Progress("writing", size)
-            while buf := img.read(chunk):
-                view = memoryview(buf)
-                while view:
-                    n = _io(t, root, "write", done, size, partial(os.write, fd, view))
-                    view = view[n:]
-                    done += n
-                if t.is_block:
-                    _io(t, root, "write", done, size, partial(os.fdatasync, fd))
+            progress = Progress("writing", to_write)
+            for pos, n, kept in _pieces(size, chunk, keep):
+                buf = img.read(n)
                 h.update(buf)
+                if kept:
+                    continue
+                view = memoryview(buf)
+                at = pos
+                while view:
+                    wrote = _io(t, root, "write", done, to_write,
+                                partial(os.pwrite, fd, view, at), at=at)
+                    view = view[wrote:]
+                    done += wrote
+                    at += wrote
+                if t.is_block:
+                    _io(t, root, "write", done, to_write, partial(os.fdatasync, fd), at=at)
                 if on_chunk is not None:
                     on_chunk(done)
                 if not still_there(t, root):
-                    raise Vanished(_gone(t, done, size))
+                    raise Vanished(_gone(t, done, to_write))
                 progress(done)
-            _io(t, root, "sync", done, size, partial(os.fsync, fd))
+            _io(t, root, "sync", done, to_write, partial(os.fsync, fd))
             if t.is_block:
                 _flush_buffers(fd)
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
@@ -587,14 +831,17 @@ def write_image(t: Target, image: Path, root: Path, *, force: bool, chunk: int =
     return h.hexdigest()
 
 
-def _io(t: Target, root: Path, what: str, done: int, size: int, op: Callable[[], int | None]
-        ) -> int:
+def _io(t: Target, root: Path, what: str, done: int, size: int, op: Callable[[], int | None],
+        *, at: int | None = None) -> int:
+    """op(), its OSError made a FlashError: Vanished after `done` of `size` bytes, or an
+    error at byte `at` of the disk (`done` when not given)."""
     try:
         return op() or 0
     except OSError as e:
         if not still_there(t, root) or e.errno in (errno.ENODEV, errno.ENXIO, errno.ENOMEDIUM):
             raise Vanished(_gone(t, done, size)) from None
-        raise FlashError(f"{what} error on {t.path} at byte {done}: {e.strerror}") from None
+        where = done if at is None else at
+        raise FlashError(f"{what} error on {t.path} at byte {where}: {e.strerror}") from None
 
 
 def _gone(t: Target, done: int, size: int) -> str:
@@ -611,27 +858,36 @@ def _flush_buffers(fd: int) -> None:
         pass
 
 
-def read_back(t: Target, image: Path, root: Path, size: int, *, chunk: int = CHUNK) -> str:
+def read_back(t: Target, image: Path, root: Path, size: int, *, chunk: int = CHUNK,
+              keep: tuple[int, int] | None = None, expected: Expected | None = None) -> str:
     """The SHA-256 of the first `size` bytes of the target; refuses at the first byte
-    that differs from the image."""
+    that differs from the image, or, in the kept range, at the first piece whose SHA-256
+    is not `expected`'s."""
     h = hashlib.sha256()
+    kept = iter(expected.kept if expected else ())
     fd = _open_target(t, os.O_RDONLY, gone="before it could be read back")
     try:
         os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         progress = Progress("reading back", size)
-        done = 0
         with open(image, "rb") as img:
-            while done < size:
-                want = img.read(min(chunk, size - done))
-                got = _read_exact(t, root, fd, len(want), done, size)
-                if got != want:
-                    at = done + _first_difference(got, want)
-                    raise FlashError(f"what {t.path} reads back differs from the image at byte "
-                                     f"{at}: the stick may be faulty or smaller than it claims; "
-                                     "try another")
+            for pos, n, is_kept in _pieces(size, chunk, keep):
+                got = _read_exact(t, root, fd, n, pos, size)
+                if is_kept:
+                    if hashlib.sha256(got).hexdigest() != next(kept, None):
+                        raise FlashError(f"what {t.path} reads back of its kept /data (bytes "
+                                         f"{pos} to {pos + n}) differs from what it held "
+                                         "before the write: the stick may be faulty; try "
+                                         "another")
+                else:
+                    img.seek(pos)
+                    want = img.read(n)
+                    if got != want:
+                        at = pos + _first_difference(got, want)
+                        raise FlashError(f"what {t.path} reads back differs from the image "
+                                         f"at byte {at}: the stick may be faulty or smaller "
+                                         "than it claims; try another")
                 h.update(got)
-                done += len(got)
-                progress(done)
+                progress(pos + n)
     finally:
         os.close(fd)
     return h.hexdigest()
@@ -724,7 +980,7 @@ def _ask_terminal(prompt: str) -> str:
 def flash(dev: Path, image: Path, *, system_root: Path = Path("/"), force: bool = False,
           yes: bool = False, stand_in: bool = False, ask: Callable[[str], str] | None = None,
           chunk: int = CHUNK, on_chunk: Callable[[int], None] | None = None,
-          out: TextIO | None = None) -> str:
+          out: TextIO | None = None, fresh_data: bool = False) -> str:
     """Checks, asks, writes, syncs and verifies; returns the SHA-256 both have."""
     out = out if out is not None else sys.stdout
     stand_in = stand_in or force
@@ -736,13 +992,15 @@ def flash(dev: Path, image: Path, *, system_root: Path = Path("/"), force: bool 
     if image_size == 0:
         raise FlashError(f"the image {image} is empty")
     warnings = check_target(t, system, image, image_size, force=force)
-    for line in describe(t, system, image, image_size):
+    data = plan_data(t, image, fresh=fresh_data, yes=yes)
+    for line in describe(t, system, image, image_size, data):
         out.write(line + "\n")
     for w in warnings:
         out.write(f"going on because of --force, although {w.what}\n")
     out.flush()
     if not yes:
-        answer = (ask or _ask_terminal)(f"Type yes to write it to {dev}: ")
+        also = " and replace its /data" if data.replaces else ""
+        answer = (ask or _ask_terminal)(f"Type yes to write it to {dev}{also}: ")
         if answer.strip().lower() != "yes":
             raise FlashError("not confirmed; nothing was written")
     # Between the question and now the stick may have been pulled, or mounted by a desktop.
@@ -751,20 +1009,40 @@ def flash(dev: Path, image: Path, *, system_root: Path = Path("/"), force: bool 
     system = System(system_root)
     t = find_target(dev, system, stand_in=stand_in)
     check_target(t, system, image, image_size, force=force)
+    if plan_data(t, image, fresh=fresh_data, yes=False) != data:
+        raise FlashError(f"the /data of {dev} changed while asking; nothing was written: "
+                         "run it again")
 
+    expected = None
+    if data.keep is not None:
+        expected = expected_digest(t, image, system_root, image_size, data.keep, chunk=chunk)
     start = time.monotonic()
-    digest = write_image(t, image, system_root, force=force, chunk=chunk, on_chunk=on_chunk)
+    digest = write_image(t, image, system_root, force=force, chunk=chunk, on_chunk=on_chunk,
+                         keep=data.keep)
     took = time.monotonic() - start
-    out.write(f"wrote {human(image_size)} to {dev} in {took:.1f} s and synced\n")
+    if data.keep is None:
+        out.write(f"wrote {human(image_size)} to {dev} in {took:.1f} s and synced\n")
+    else:
+        out.write(f"wrote {human(image_size - data.keep[1])} to {dev} in {took:.1f} s and "
+                  f"synced; its /data ({human(data.keep[1])} at byte {data.keep[0]}) was "
+                  "left as it was\n")
     out.flush()
-    back = read_back(t, image, system_root, image_size, chunk=chunk)
-    if back != digest:
-        raise FlashError(f"{dev} reads back SHA-256 {back}, the image has {digest}")
-    out.write(f"verified: the {human(image_size)} read back from {dev} have the image's "
-              f"SHA-256 {digest}\n")
+    back = read_back(t, image, system_root, image_size, chunk=chunk, keep=data.keep,
+                     expected=expected)
+    want = expected.digest if expected else digest
+    if back != want:
+        raise FlashError(f"{dev} reads back SHA-256 {back}, it should have {want}")
+    if expected is None:
+        out.write(f"verified: the {human(image_size)} read back from {dev} have the image's "
+                  f"SHA-256 {digest}\n")
+    else:
+        out.write(f"verified: the {human(image_size)} read back from {dev} have SHA-256 "
+                  f"{back}, that of the image (SHA-256 {digest}) with the stick's /data in "
+                  "place of the image's\n")
     _reread_partitions(t)
-    out.write(f"done: {dev} holds {image.name}; it can be unplugged\n")
-    return digest
+    out.write(f"done: {dev} holds {image.name}{' and its /data' if expected else ''}; it "
+              "can be unplugged\n")
+    return back
 
 
 def main(argv: list[str] | None = None, *, ask: Callable[[str], str] | None = None,
@@ -781,6 +1059,9 @@ def main(argv: list[str] | None = None, *, ask: Callable[[str], str] | None = No
     ap.add_argument("--force", action="store_true",
                     help="write even to a disk that is mounted, in use, the disk of / or "
                          "not removable, or to a plain file")
+    ap.add_argument("--fresh-data", action="store_true",
+                    help="write the image's /data even where the stick has one (its "
+                         "files are lost); without it, the stick's /data is kept")
     ap.add_argument("--stand-in", action="store_true",
                     help="the device is a plain file standing in for a stick (testing)")
     ap.add_argument("--sysroot", type=Path, default=Path("/"), help=argparse.SUPPRESS)
@@ -793,7 +1074,8 @@ def main(argv: list[str] | None = None, *, ask: Callable[[str], str] | None = No
                 return 2
             return 0
         flash(args.device, args.image, system_root=args.sysroot, force=args.force,
-              yes=args.yes, stand_in=args.stand_in, ask=ask, chunk=chunk, on_chunk=on_chunk)
+              yes=args.yes, stand_in=args.stand_in, ask=ask, chunk=chunk, on_chunk=on_chunk,
+              fresh_data=args.fresh_data)
     except FlashError as e:
         sys.stdout.flush()
         print(f"flash: {e}", file=sys.stderr)

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: MIT
 """tools/flash.py: every refusal is one line and exit status 1 with nothing written, and
-an image is written, synced and read back. The disks are fake sysfs trees (a plain file
-ROOT/dev/NAME stands in for the block device NAME), plain files, and loop devices where
-this machine lets us make them."""
+an image is written, synced and read back, keeping the stick's /data. The disks are fake
+sysfs trees (a plain file ROOT/dev/NAME stands in for the block device NAME), plain
+files, and loop devices where this machine lets us make them."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import shutil
@@ -16,6 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from tools import flash
 
@@ -740,3 +743,327 @@ def test_loop_held_open_exclusively_is_busy(loops, image, capsys):
             flash._open_target(flash_target, os.O_WRONLY | os.O_EXCL, gone="")
     finally:
         os.close(fd)
+
+
+# ---- /data carried over ----------------------------------------------------------------
+# Real images from tools/build/mkimage.py: an "old" one flashed before, whose /data holds
+# the user's files, and "new" ones with another kernel (so another ESP) and a /data of
+# their own holding NEW.txt, which must not show up where the stick's /data is kept.
+
+ESP_MIB, DATA_MIB = 40, 4
+
+
+class Images:
+    def __init__(self, base: Path) -> None:
+        from tools.build import mkimage
+
+        self.base = base
+        loader = base / "BOOTX64.EFI"
+        loader.write_bytes(b"MZ" + os.urandom(3000))
+        preload = base / "preload"
+        preload.mkdir()
+        (preload / "NEW.txt").write_text("the new image's own /data\n")
+        self.kernels = {}
+        for name, esp, data, pre in (("old", ESP_MIB, DATA_MIB, None),
+                                     ("new", ESP_MIB, DATA_MIB, preload),
+                                     ("bigger", ESP_MIB, 2 * DATA_MIB, None),
+                                     ("moved", ESP_MIB + 8, DATA_MIB, None)):
+            kernel = base / f"{name}.elf"
+            kernel.write_bytes(b"\x7fELF" + os.urandom(20000))
+            self.kernels[name] = kernel.read_bytes()
+            mkimage.build_image(str(loader), str(kernel), str(base / f"{name}.img"), esp,
+                                data_mib=data, preload=str(pre) if pre else None)
+
+    def __getitem__(self, name: str) -> Path:
+        return self.base / f"{name}.img"
+
+
+@pytest.fixture(scope="module")
+def images(tmp_path_factory: pytest.TempPathFactory) -> Images:
+    if any(shutil.which(t) is None for t in ("sgdisk", "mformat", "mcopy", "minfo")):
+        pytest.skip("sgdisk and mtools are needed to build images")
+    return Images(tmp_path_factory.mktemp("images"))
+
+
+def _data_of(disk: Path) -> tuple[int, int]:
+    from tools import datafs
+
+    with open(disk, "rb") as f:
+        part = datafs.find_data(f.fileno())
+    return part.offset, part.size
+
+
+def _files(disk: Path) -> dict[str, bytes]:
+    """Every file of the disk's /data and its bytes (ValueError if it does not mount)."""
+    from tools import datafs
+
+    fd = os.open(disk, os.O_RDONLY)
+    try:
+        fs = datafs.open_fs(fd, datafs.find_data(fd))
+        out = {}
+        for path, _ in datafs.walk_files(fs):
+            with fs.open(path, "rb") as f:
+                out[path] = f.read()
+        fs.unmount()
+        return out
+    finally:
+        os.close(fd)
+
+
+USER_FILES = {"/notes.txt": b"saved on the stick\n", "/lib/mine.py": b"X = 1\n" * 500}
+USER_KIB = (sum(map(len, USER_FILES.values())) + 1023) // 1024
+
+
+def _put(disk: Path, files: dict[str, bytes]) -> None:
+    from tools import datafs
+
+    with open(disk, "r+b") as f:
+        fs = datafs.open_fs(f.fileno(), datafs.find_data(f.fileno()))
+        for name, data in files.items():
+            fs.makedirs(os.path.dirname(name), exist_ok=True)
+            with fs.open(name, "wb") as g:
+                g.write(data)
+        fs.unmount()
+
+
+def _stick(images: Images, path: Path, *, size: int = 64 * MIB,
+           files: dict[str, bytes] | None = None) -> Path:
+    """A stick flashed with the old image, the user's files saved in its /data."""
+    shutil.copy(images["old"], path)
+    with open(path, "r+b") as f:
+        f.truncate(size)
+    _put(path, USER_FILES if files is None else files)
+    return path
+
+
+def _spliced(image: Path, stick_before: bytes) -> bytes:
+    """What the stick should hold after: the image, with the stick's /data in place."""
+    off, size = _data_of(image)
+    new = image.read_bytes()
+    return new[:off] + stick_before[off:off + size] + new[off + size:]
+
+
+def test_keeps_the_sticks_data(fake, images, capsys):
+    node = fake.disk("sdc", 24, 64 * MIB)
+    _stick(images, node)
+    before = node.read_bytes()
+    shown: list[str] = []
+
+    def ask(prompt: str) -> str:
+        shown.append(capsys.readouterr().out + prompt)
+        return "yes"
+
+    assert run(fake, str(node), "--image", str(images["new"]), ask=ask) == 0
+    out = capsys.readouterr().out
+    # Said before the question: what it keeps, and how full it is.
+    assert f"keeps /data: 2 files, {USER_KIB} KiB;" in shown[0] and "used of 4.0 MiB" in shown[0]
+    assert "Everything else on it will be lost" in shown[0]
+    after = node.read_bytes()
+    want = _spliced(images["new"], before)
+    assert after[:len(want)] == want and after[len(want):] == before[len(want):]
+    assert _files(node) == USER_FILES  # the user's, not NEW.txt of the image
+    # The ESP is the new image's: its kernel, not the old one.
+    off, _ = _data_of(images["new"])
+    assert after[:off] == images["new"].read_bytes()[:off]
+    assert images["new"].read_bytes()[:off] != before[:off]
+    digest = hashlib.sha256(want).hexdigest()
+    image_digest = hashlib.sha256(images["new"].read_bytes()).hexdigest()
+    assert f"have SHA-256 {digest}" in out and f"image (SHA-256 {image_digest})" in out
+    assert "its /data (4.0 MiB at byte" in out and "left as it was" in out
+
+
+def test_a_cut_mid_way_leaves_the_data(tmp_path, images, capsys):
+    stick = _stick(images, tmp_path / "stick.img")
+    off, size = _data_of(stick)
+    before = stick.read_bytes()
+
+    def cut(done: int) -> None:
+        # Past the ESP, into what follows /data: as good as the power going then,
+        # nothing after runs.
+        if done > off:
+            raise KeyboardInterrupt
+
+    rc = run(None, str(stick), "--stand-in", "--yes", "--image", str(images["new"]),
+             on_chunk=cut)
+    assert rc == 130
+    after = stick.read_bytes()
+    assert after[:off] == images["new"].read_bytes()[:off]  # the new ESP was written
+    assert after[off:off + size] == before[off:off + size]
+    assert _files(stick) == USER_FILES
+
+
+def test_no_gpt_or_a_foreign_gpt_gets_the_images_data(tmp_path, images, capsys):
+    blank = tmp_path / "blank.img"
+    blank.write_bytes(b"\xff" * (64 * MIB))
+    foreign = tmp_path / "foreign.img"
+    with open(foreign, "wb") as f:
+        f.truncate(64 * MIB)
+    subprocess.run(["sgdisk", "--new=1:2048:+16M", "--change-name=1:Linux home",
+                    "--new=2:0:+8M", "--change-name=2:DATA", str(foreign)], check=True,
+                   capture_output=True)
+    new = images["new"].read_bytes()
+    for stick, why in ((blank, "no GPT"), (foreign, "its GPT has no LOCIDATA partition")):
+        assert run(None, str(stick), "--stand-in", "--yes", "--image",
+                   str(images["new"])) == 0
+        out = capsys.readouterr().out
+        assert f"/data: the image's ({stick} has none to keep: {why}" in out
+        assert "Everything on it will be lost" in out
+        assert stick.read_bytes()[:len(new)] == new
+        assert list(_files(stick)) == ["/NEW.txt"]
+
+
+def test_a_different_layout_is_refused(tmp_path, images, capsys):
+    stick = _stick(images, tmp_path / "stick.img")
+    before = stick.read_bytes()
+    rc = run(None, str(stick), "--stand-in", "--yes", "--image", str(images["bigger"]))
+    line = refused(capsys, rc, f"{stick} holds a 4.0 MiB /data", "the image's is 8.0 MiB",
+                   "mkimage.py --data-mib 4", f"tools/datafs.py {stick} get", "--fresh-data")
+    assert "--esp-mib" not in line
+    rc = run(None, str(stick), "--stand-in", "--yes", "--image", str(images["moved"]))
+    refused(capsys, rc, f"--esp-mib {ESP_MIB}", "--fresh-data")
+    assert stick.read_bytes() == before
+
+
+def test_fresh_data_writes_the_images(tmp_path, images, capsys):
+    stick = _stick(images, tmp_path / "stick.img")
+    assert run(None, str(stick), "--stand-in", "--yes", "--fresh-data", "--image",
+               str(images["bigger"])) == 0
+    out = capsys.readouterr().out
+    assert f"/data: the image's (--fresh-data); {stick}'s is lost (2 files, {USER_KIB} KiB;" in out
+    new = images["bigger"].read_bytes()
+    assert stick.read_bytes()[:len(new)] == new and _files(stick) == {}
+    assert f"have the image's SHA-256 {hashlib.sha256(new).hexdigest()}" in out
+
+
+def _damage(stick: Path) -> None:
+    off, _ = _data_of(stick)
+    with open(stick, "r+b") as f:
+        f.seek(off)
+        f.write(os.urandom(2 * 4096))  # both superblocks
+
+
+def test_a_damaged_data_is_replaced_only_when_the_user_says(tmp_path, images, capsys):
+    stick = _stick(images, tmp_path / "stick.img")
+    _damage(stick)
+    before = stick.read_bytes()
+    off, size = _data_of(stick)
+    rc = run(None, str(stick), "--stand-in", "--yes", "--image", str(images["new"]))
+    refused(capsys, rc, "/data (LOCIDATA, 4.0 MiB) does not mount as littlefs",
+            "--fresh-data", f"dd if={stick} of=data-old.bin bs=512 skip={off // 512} "
+            f"count={size // 512}")
+    prompts: list[str] = []
+
+    def answer(word: str) -> Callable[[str], str]:
+        def ask(prompt: str) -> str:
+            prompts.append(prompt)
+            return word
+        return ask
+
+    rc = run(None, str(stick), "--stand-in", "--image", str(images["new"]), ask=answer("no"))
+    assert "does not mount as littlefs" in capsys.readouterr().out
+    assert rc == 1 and "replace its /data" in prompts[-1]
+    assert stick.read_bytes() == before
+    assert run(None, str(stick), "--stand-in", "--image", str(images["new"]),
+               ask=answer("yes")) == 0
+    assert list(_files(stick)) == ["/NEW.txt"]
+    _damage(stick)
+    assert run(None, str(stick), "--stand-in", "--yes", "--fresh-data", "--image",
+               str(images["new"])) == 0
+    assert list(_files(stick)) == ["/NEW.txt"]
+
+
+def test_without_littlefs_python_the_superblock_decides(tmp_path, images, capsys,
+                                                        monkeypatch):
+    # A plain `sudo python3`: no littlefs-python, only the standard library.
+    monkeypatch.setattr(flash, "_datafs", lambda: None)
+    stick = _stick(images, tmp_path / "stick.img")
+    assert run(None, str(stick), "--stand-in", "--yes", "--image", str(images["new"])) == 0
+    assert "keeps /data: littlefs, 4.0 MiB; how full it is shows with" in \
+        capsys.readouterr().out
+    assert _files(stick) == USER_FILES
+    _damage(stick)
+    rc = run(None, str(stick), "--stand-in", "--yes", "--image", str(images["new"]))
+    refused(capsys, rc, "no littlefs superblock", "--fresh-data")
+
+
+def test_an_image_without_data_is_refused_over_a_stick_with_it(tmp_path, images, image,
+                                                               capsys):
+    stick = _stick(images, tmp_path / "stick.img")
+    before = stick.read_bytes()
+    rc = run(None, str(stick), "--stand-in", "--yes", "--image", str(image))
+    refused(capsys, rc, "has no LOCIDATA partition to carry it into", "--fresh-data")
+    assert stick.read_bytes() == before
+
+
+def test_two_data_partitions_are_refused(tmp_path, images, capsys):
+    stick = tmp_path / "stick.img"
+    with open(stick, "wb") as f:
+        f.truncate(64 * MIB)
+    subprocess.run(["sgdisk", "--new=1:2048:+8M", "--change-name=1:LOCIDATA",
+                    "--new=2:0:+8M", "--change-name=2:LOCIDATA", str(stick)], check=True,
+                   capture_output=True)
+    rc = run(None, str(stick), "--stand-in", "--yes", "--image", str(images["new"]))
+    refused(capsys, rc, "2 partitions named LOCIDATA", "--fresh-data")
+    assert run(None, str(stick), "--stand-in", "--yes", "--fresh-data", "--image",
+               str(images["new"])) == 0
+
+
+def test_data_changed_while_asking(tmp_path, images, capsys):
+    stick = _stick(images, tmp_path / "stick.img")
+
+    def ask(_: str) -> str:
+        _put(stick, {"/other.txt": b"written meanwhile"})
+        return "yes"
+
+    rc = run(None, str(stick), "--stand-in", "--image", str(images["new"]), ask=ask)
+    refused(capsys, rc, "changed while asking; nothing was written")
+    assert _files(stick) == {**USER_FILES, "/other.txt": b"written meanwhile"}
+
+
+def test_read_back_checks_the_kept_data(tmp_path, images):
+    stick = _stick(images, tmp_path / "stick.img")
+    keep = _data_of(stick)
+    t = flash.find_target(stick, flash.System(), stand_in=True)
+    size = images["new"].stat().st_size
+    exp = flash.expected_digest(t, images["new"], Path("/"), size, keep, chunk=CHUNK)
+    flash.write_image(t, images["new"], Path("/"), force=False, chunk=CHUNK, keep=keep)
+    assert flash.read_back(t, images["new"], Path("/"), size, chunk=CHUNK, keep=keep,
+                           expected=exp) == exp.digest
+    with open(stick, "r+b") as f:  # a byte of the kept /data changes under us
+        f.seek(keep[0] + 3 * CHUNK + 5)
+        b = f.read(1)
+        f.seek(-1, os.SEEK_CUR)
+        f.write(bytes([b[0] ^ 1]))
+    at = keep[0] + 3 * CHUNK
+    with pytest.raises(flash.FlashError, match=f"kept /data \\(bytes {at} to {at + CHUNK}\\)"):
+        flash.read_back(t, images["new"], Path("/"), size, chunk=CHUNK, keep=keep,
+                        expected=exp)
+
+
+@given(size=st.integers(1, 1 << 16), chunk=st.integers(1, 1 << 12), data=st.data())
+def test_pieces_cover_the_range_and_split_at_the_kept_one(size, chunk, data):
+    keep = None
+    if data.draw(st.booleans()):
+        off = data.draw(st.integers(0, size - 1))
+        keep = (off, data.draw(st.integers(1, size - off)))
+    pos = 0
+    for at, n, kept in flash._pieces(size, chunk, keep):
+        assert at == pos and 0 < n <= chunk
+        inside = keep is not None and keep[0] <= at < keep[0] + keep[1]
+        assert kept == inside
+        if keep is not None:  # never across an edge of the kept range
+            assert inside == (keep[0] <= at + n - 1 < keep[0] + keep[1])
+        pos += n
+    assert pos == size
+
+
+def test_loop_keeps_data(loops, images, tmp_path, capsys):
+    old = _stick(images, tmp_path / "old.img")
+    dev, backing = loops.make(64 * MIB, fill=old.read_bytes())
+    before = backing.read_bytes()
+    assert run(None, str(dev), "--image", str(images["new"]), "--yes", "--force") == 0
+    out = capsys.readouterr().out
+    assert "keeps /data: 2 files" in out and "verified" in out
+    want = _spliced(images["new"], before)
+    assert backing.read_bytes()[:len(want)] == want
+    assert _files(backing) == USER_FILES
