@@ -16,8 +16,12 @@ LOOK = 4                      # a worker considers the LOOK strongest tasks
 
 
 def flavours(tasks=TASKS, **opts):
+    # 'done' evaporates: the board reads it the tick after the deposit, and the mesh
+    # gives each worker's lineage only its share of a keyed flavour's slots (capacity /
+    # workers), which keys that never evaporated would use up after a few tasks.
     return [keyed("task", 128, E=0.2, min=0.05), keyed("claim", 128, E=0.5, min=0.05),
-            keyed("owner", tasks + 8), keyed("done", tasks + 8), keyed("board", 2, E=0.5)]
+            keyed("owner", tasks + 8), keyed("done", tasks + 8, E=0.5, min=0.05),
+            keyed("board", 2, E=0.5)]
 
 
 def setup(m, seed=1, workers=WORKERS, tasks=TASKS, arrival=ARRIVAL, work=WORK, **opts):
