@@ -5,7 +5,7 @@
 # A Partition is the window of one disk that holds LOCIDATA, in 4 KiB blocks, with the
 # block-device protocol MicroPython's VFS calls (readblocks/writeblocks with an offset,
 # ioctl). littlefs is mounted with 512-byte read and program units, so almost every
-# request is whole sectors; the rest are read-modify-write of the sectors they touch.
+# request is whole sectors; the disk merges the rest into the sectors they touch.
 import sys
 
 import vfs
@@ -35,36 +35,17 @@ class Partition:
                           % (self.where, pos, pos + n, self.blocks * BLOCK))
         return pos
 
+    # The disk takes a byte offset itself (it merges partial sectors), so a request
+    # is passed through as the sector it starts in plus the offset into it.
     def readblocks(self, block, buf, off=0):
-        n = len(buf)
-        pos = self._span(block, off, n)
-        if n == 0:
-            return
-        if pos % SECTOR == 0 and n % SECTOR == 0:
-            self.dev.readblocks(self.first + pos // SECTOR, buf)
-            return
-        lo = pos // SECTOR
-        hi = (pos + n + SECTOR - 1) // SECTOR
-        tmp = bytearray((hi - lo) * SECTOR)
-        self.dev.readblocks(self.first + lo, tmp)
-        skip = pos - lo * SECTOR
-        memoryview(buf)[:] = memoryview(tmp)[skip:skip + n]
+        pos = self._span(block, off, len(buf))
+        if len(buf):
+            self.dev.readblocks(self.first + pos // SECTOR, buf, pos % SECTOR)
 
     def writeblocks(self, block, buf, off=0):
-        n = len(buf)
-        pos = self._span(block, off, n)
-        if n == 0:
-            return
-        if pos % SECTOR == 0 and n % SECTOR == 0:
-            self.dev.writeblocks(self.first + pos // SECTOR, buf)
-            return
-        lo = pos // SECTOR
-        hi = (pos + n + SECTOR - 1) // SECTOR
-        tmp = bytearray((hi - lo) * SECTOR)
-        self.dev.readblocks(self.first + lo, tmp)
-        skip = pos - lo * SECTOR
-        memoryview(tmp)[skip:skip + n] = buf
-        self.dev.writeblocks(self.first + lo, tmp)
+        pos = self._span(block, off, len(buf))
+        if len(buf):
+            self.dev.writeblocks(self.first + pos // SECTOR, buf, pos % SECTOR)
 
     def ioctl(self, op, arg):
         if op == _COUNT:
