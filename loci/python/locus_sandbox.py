@@ -21,6 +21,14 @@ ALLOWED = (
 RANGE_MAX = 1 << 20
 # What a Locus may import is the `locus` verifier profile's list (vm/verifier/vrf_profile.c).
 
+# Compiling runs at spawn and restart, outside the Locus's budget. With the parser and
+# compiler linear in their input (vm/patches/0013, 0014) the length of the source bounds
+# that work: 32 KiB of the worst nesting compiles in well under a guest second.
+SOURCE_MAX = 32768
+# Verified code is cached by source text; a flood of distinct sources empties the cache
+# rather than growing it without end.
+CACHE_MAX = 64
+
 _cache = {}
 
 
@@ -40,7 +48,15 @@ def compile_locus(source, name):
     hit = _cache.get(source)
     if hit is not None:
         return hit
-    code = compile(source, name, "exec")
+    if len(source) > SOURCE_MAX:
+        raise ValueError("compile: source of %d characters (at most %d)"
+                         % (len(source), SOURCE_MAX))
+    try:
+        code = compile(source, name, "exec")
+    except (SyntaxError, RuntimeError, MemoryError) as e:
+        # Every caller refuses a ValueError cleanly (spawn, a child's spawn, restart);
+        # a compile error is the same kind of refusal.
+        raise ValueError("compile: %s: %s" % (type(e).__name__, str(e)[:80])) from None
     vm.verify(code, "locus")
     loaded, stored, deleted = vm.names(code)
     if deleted:
@@ -49,6 +65,8 @@ def compile_locus(source, name):
         if n not in ALLOWED and n not in stored and n != "__name__":
             raise ValueError("verify: name %r is not available to a Locus" % (n,))
     hit = (code, loaded, stored)
+    if len(_cache) >= CACHE_MAX:
+        _cache.clear()
     _cache[source] = hit
     return hit
 

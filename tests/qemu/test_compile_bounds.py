@@ -87,3 +87,74 @@ ESC = rounds(B, 2)
     assert ask(g, "B.info(big)['error'] is None")
     assert ask(g, "B.info(big)['state']") == "live"
     assert ask(g, "B.info(big)['steps']") == 2
+
+
+# vm/patches/0014: source nested 100,000 deep, made in the guest. Before the patch the
+# lists ran the C stack into its guard page (the machine stopped), the lambdas and the
+# tuple target never finished, and 20,000 brackets took half a minute.
+DEEP = [("'x = ' + '[' * N + ']' * N", "RuntimeError"),
+        ("'x = ' + '(' * N + '1' + ')' * N", "ok"),
+        ("'(' * N + 'a,' + '),' * (N - 1) + ') = 1'", "RuntimeError"),
+        ("'x = ' + 'lambda: ' * N + '1'", "SyntaxError"),
+        ("'x = ' + 'f(' * N + ')' * N", "RuntimeError"),
+        ("'x = ' + '1 if x else (' * N + '1' + ')' * N", "RuntimeError"),
+        ("'x = ' + 'not ' * N + '1'", "ok")]
+TRY_COMPILE = """
+def try_compile(src):
+    try:
+        compile(src, 's', 'exec')
+        return 'ok'
+    except Exception as e:
+        return type(e).__name__
+"""
+
+
+def test_deeply_nested_source_compiles_or_fails_cleanly_from_the_repl(g):
+    g.paste(TRY_COMPILE)
+    for make, want in DEEP:
+        got = ask(g, "try_compile({})".format(make.replace("N", "100000")), timeout=60)
+        assert got == want, make
+    # Ordinary nesting is untouched.
+    assert ask(g, "try_compile('x = ' + '[' * 150 + ']' * 150)") == "ok"
+    assert ask(g, "try_compile('x = ' + 'lambda: ' * 150 + '1')") == "ok"
+    assert ask(g, "6 * 7") == 42
+
+
+def test_a_locus_with_deep_or_long_source_is_refused_and_the_mesh_goes_on(g):
+    g.paste(r"""
+import locus_sandbox
+D = new()
+w = D.spawn(man('walker', WALKER, caps=[{'flavours': ['trail'], 'ops': ['deposit']}]))
+REFUSED = []
+for src in ('X = ' + '[' * 16000 + ']' * 16000 + '\ndef step(ctx):\n    pass\n',
+            'X = ' + 'lambda: ' * 300 + '1\ndef step(ctx):\n    pass\n',
+            '#' * (locus_sandbox.SOURCE_MAX + 1) + '\ndef step(ctx):\n    pass\n'):
+    try:
+        D.spawn(man('deep', src))
+        REFUSED.append(None)
+    except ValueError as e:
+        REFUSED.append(str(e))
+KID = {'name': 'kid', 'code': 'def step(ctx):\n    pass\nX = ' + 'lambda: ' * 300 + '1\n',
+       'caps': [{'flavours': ['trail'], 'ops': ['deposit']}],
+       'budget': {'ops': 500, 'alloc': 4096}, 'attend': {'flavour': 'trail', 'at': (2, 2)}}
+par = D.spawn(man('parent', SPAWNER, args={'kid': KID},
+                  caps=[{'flavours': ['trail'], 'ops': ['deposit'], 'spawn': True}],
+                  budget={'ops': 2000, 'alloc': 262144}))
+ESC = rounds(D, 5)
+""", timeout=180)
+    refused = ask(g, "REFUSED")
+    # Nesting as deep as SOURCE_MAX allows compiles (the compiler is linear in it), and
+    # the verifier refuses what it made (too large for its limits).
+    assert refused[0].startswith("verify:"), refused
+    assert "compile: SyntaxError: too many nested scopes" in refused[1], refused
+    assert "source of" in refused[2] and "at most" in refused[2], refused
+    assert ask(g, "ESC") == []
+    assert ask(g, "D.info(w)['state']") == "live"
+    assert ask(g, "D.info(w)['steps']") >= 5
+    # The parent asked for a child whose source does not compile: a refusal, not a raise
+    # out of round().
+    # (compiling the child is charged to the parent's step: with a 16 KiB allocation
+    # budget the parent itself is stopped)
+    assert ask(g, "len(refusals(D, par))") >= 1, ask(g, "D.info(par)")
+    assert ask(g, "len(D.loci)") == 2       # walker and parent: no child was made
+    assert ask(g, "6 * 7") == 42
