@@ -36,8 +36,8 @@ for t in range(12):
     f.tick()
 """
 
-# 23 more ticks with deposits between them: autosaves at ticks 15, 20, 25, 30, 35 (the
-# first field reached tick 12 before autosave started), of which the newest 3 stay.
+# 23 more ticks with deposits between them: autosaves 1-5 at ticks 15, 20, 25, 30, 35
+# (the field reached tick 12 before autosave started), of which the newest 3 stay.
 TICKS = """
 for t in range(23):
     lo.F.deposit('trail', (t % 48, t % 32), 2.0, 300 + t % 2)
@@ -110,20 +110,20 @@ def runs(tmp_path_factory):
     finally:
         g.close()
     # The guest's autosaves, checked on the host; then the newest damaged for boot 2.
-    for n in ("auto-0000000030.snap", "auto-0000000035.snap", "auto-0000000035.journal"):
+    for n in ("auto-00000004.snap", "auto-00000005.snap", "auto-00000005.journal"):
         _datafs(image, "get", "/field/" + n, str(d))
-    newest = d / "auto-0000000035.snap"
+    newest = d / "auto-00000005.snap"
     r["replay"] = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "field" / "fieldsnap.py"), "replay",
-         str(d / "auto-0000000030.snap"), str(d / "auto-0000000035.journal"), str(newest)],
+         str(d / "auto-00000004.snap"), str(d / "auto-00000005.journal"), str(newest)],
         capture_output=True, text=True, timeout=300, cwd=ROOT)
-    r["auto30"] = fieldsnap.parse((d / "auto-0000000030.snap").read_bytes()).digest.hex()
+    r["auto30"] = fieldsnap.parse((d / "auto-00000004.snap").read_bytes()).digest.hex()
     data = bytearray(newest.read_bytes())
     data[len(data) // 2] ^= 0x40
-    damaged = d / "damaged" / "auto-0000000035.snap"
+    damaged = d / "damaged" / "auto-00000005.snap"
     damaged.parent.mkdir()
     damaged.write_bytes(bytes(data))
-    _datafs(image, "put", str(damaged), "/field/auto-0000000035.snap")
+    _datafs(image, "put", str(damaged), "/field/auto-00000005.snap")
 
     g = _boot(image, d / "boot2.log")
     try:
@@ -133,6 +133,14 @@ def runs(tmp_path_factory):
         g.run("from lo import *")
         r["load"] = g.run("load('one')")
         r["loaded"] = _hex(g, "__import__('lo').F.digest()")
+        # A mesh's rounds tick its field: autosave follows them (numbered after boot 1's).
+        out = g.paste("import mesh\n"
+                      "m = mesh.Mesh([grid('g', 8, 8, E=0.1)])\n"
+                      "use(m.field)\n"
+                      "autosave(ticks=2, keep=1)\n"
+                      "m.run(5)\n")
+        assert "Traceback" not in out, out
+        r["mesh"] = g.ask("[(n, t) for n, t, b, ok in saves() if n.startswith('auto-')]")
         r["off"] = g.run("autosave(0)")
         r["config"] = g.eval("__import__('lo_store').config() is None")
     finally:
@@ -151,7 +159,9 @@ def test_autosave_keeps_exactly_k(runs):
     assert "autosave every 5 ticks" in runs["autosave"], runs["autosave"]
     assert runs["tick"] == 35
     autos = [n for n in runs["saves"] if n.startswith("auto-")]
-    assert autos == ["auto-0000000025", "auto-0000000030", "auto-0000000035"], runs["saves"]
+    assert autos == ["auto-00000003", "auto-00000004", "auto-00000005"], runs["saves"]
+    # Rounds 2 and 4 of a mesh wrote autosaves 6 and 7; with keep=1 only 7 is left.
+    assert runs["mesh"] == [("auto-00000007", 4)], runs["mesh"]
 
 
 def test_guest_journal_replays_on_the_host_to_the_guest_digest(runs):
@@ -163,9 +173,9 @@ def test_guest_journal_replays_on_the_host_to_the_guest_digest(runs):
 
 def test_damaged_newest_autosave_is_skipped_at_boot(runs):
     b = runs["banner"]
-    assert re.search(r"field: /data/field/auto-0000000035\.snap is damaged \(.*checksum.*\); "
+    assert re.search(r"field: /data/field/auto-00000005\.snap is damaged \(.*checksum.*\); "
                      r"skipped", b), b
-    assert "field: restored /data/field/auto-0000000030.snap (tick 30" in b, b
+    assert "field: restored /data/field/auto-00000004.snap (tick 30" in b, b
     assert runs["restored"] == runs["auto30"]
     assert runs["armed"] == 5
     assert "autosave off" in runs["off"] and runs["config"] == "True"
