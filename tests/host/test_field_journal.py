@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import struct
+import subprocess
 import zlib
 
 import pytest
@@ -15,7 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.host.field_cffi import CField, module
-from tools.field import fieldjournal, fieldsnap
+from tools.build import cffihost
+from tools.field import fieldcore, fieldjournal, fieldsnap
 
 CODES = {"FIELD_ERR_JRN_TRUNCATED": "truncated", "FIELD_ERR_JRN_MAGIC": "magic",
          "FIELD_ERR_JRN_VERSION": "version", "FIELD_ERR_JRN_CHECKSUM": "checksum",
@@ -223,3 +225,60 @@ def test_arbitrary_bytes_raise_only_value_error(data):
             fieldjournal.parse(blob)
         except ValueError:
             pass
+
+
+# The journal reader and the replay under AddressSanitizer, in a native driver: each file
+# is a u32 snapshot length, the snapshot, then the journal export to replay after it.
+ASAN_JOURNAL = r"""
+#include <stdio.h>
+#include <string.h>
+#include "field.h"
+static void check_file(const unsigned char *buf, size_t n) {
+    static unsigned char arena[1 << 20];
+    if (n < 4) { printf("short\n"); return; }
+    size_t s = (size_t)buf[0] | (size_t)buf[1] << 8 | (size_t)buf[2] << 16;
+    if (s > n - 4) { printf("short\n"); return; }
+    const unsigned char *jrn = buf + 4 + s;
+    size_t jn = n - 4 - s;
+    field_journal_info_t info;
+    int rc = field_journal_check(jrn, jn, &info);
+    field_t f;
+    field_init(&f, arena, sizeof arena, 64, 8, 4);
+    int rr = field_replay_journal(&f, buf + 4, s, jrn, jn);
+    printf("%d %d\n", rc, rr);
+}
+"""
+
+
+def test_journal_reader_and_replay_under_address_sanitizer(tmp_path):
+    try:
+        exe = cffihost.executable("field_jrn_asan", fieldcore.sources(),
+                                  [fieldcore.FIELD, fieldcore.SHA.parent],
+                                  check_file=ASAN_JOURNAL, flags=fieldcore.FLAGS,
+                                  vendored=[fieldcore.SHA])
+    except (OSError, subprocess.CalledProcessError) as e:
+        pytest.fail(f"cannot build with -fsanitize=address on this host: {e}")
+    snap, good = _pair()
+    rng = random.Random(18)
+    corpus = [good, b""]
+    for _ in range(300):
+        data = bytearray(good)
+        for _ in range(rng.randint(1, 4)):
+            data[rng.randrange(len(data))] = rng.randrange(256)
+        if rng.random() < 0.3:
+            data = data[:rng.randrange(len(data) + 1)]
+        corpus.append(_refix_crc(data) if len(data) >= 4 and rng.random() < 0.7
+                      else bytes(data))
+    paths = []
+    for i, data in enumerate(corpus):
+        p = tmp_path / f"{i}.bin"
+        p.write_bytes(struct.pack("<I", len(snap)) + snap + data)
+        paths.append(str(p))
+    p = subprocess.run([str(exe), *paths], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    rows = [line.split() for line in p.stdout.splitlines()]
+    assert len(rows) == len(corpus)
+    for data, (check, replayed) in zip(corpus, rows, strict=True):
+        assert (c_verdict(data) == "ok") == (check == "0")
+        assert check == "0" or replayed != "0"
+    assert rows[0] == ["0", "0"]
