@@ -3,7 +3,8 @@
 """Field save/load benchmark: guest cycles of lo.save() and lo.load() of a field of
 4 grid flavours of 256x256 on /data (a writable copy of build/lociOS.img, its LOCIDATA
 emptied first), under -icount. Each is split into its parts: the snapshot (or its check)
-in memory, and the file work on littlefs over virtio-blk. Prints one line per figure."""
+in memory, and the file work on littlefs over virtio-blk; and the restore at boot of the
+same field from an autosave. Prints one line per figure."""
 
 from __future__ import annotations
 
@@ -41,7 +42,13 @@ load = cyc(lo_store.load, 'bench', True)
 lo.F = None
 gc.collect()
 fresh = cyc(lo_store.load, 'bench', True)
-print(len(F.snapshot()), snap, save, read, check, load, fresh)
+F = lo.F
+lo_store.autosave(ticks=100, keep=2)
+lo_store._auto_save(F)
+lo.F = None
+gc.collect()
+boot = cyc(lo_store.boot, True)
+print(len(F.snapshot()), snap, save, read, check, load, fresh, boot)
 """
 
 
@@ -58,13 +65,15 @@ def main() -> int:
             out = g.exec(CODE, timeout=900).decode().split()
         finally:
             g.close()
-    size, snap, save, read, check, load, fresh = (int(x) for x in out[-7:])
+    size, snap, save, read, check, load, fresh, boot = (int(x) for x in out[-8:])
     print(f"snapshot of 256x256x4 ({size} B) in memory: {snap:,} guest cycles")
     print(f"lo.save (snapshot, journal, write, rename): {save:,} guest cycles")
     print(f"read the file: {read:,} guest cycles")
     print(f"check the bytes read (CRC, rules, digest): {check:,} guest cycles")
     print(f"lo.load into the same field: {load:,} guest cycles")
     print(f"lo.load into a new field: {fresh:,} guest cycles")
+    print(f"the restore at boot (lo_store.boot: settings, newest autosave, re-arm): "
+          f"{boot:,} guest cycles")
     return 0
 
 
