@@ -22,6 +22,12 @@ def _lo():
     return lo
 
 
+def _why(e):
+    # MicroPython prints OSError(28, "text") as a tuple: the text, or the errno alone.
+    a = getattr(e, "args", ())
+    return a[1] if isinstance(e, OSError) and len(a) > 1 else str(e)
+
+
 def _need_data():
     import storage
     if not storage.mounted:
@@ -155,7 +161,7 @@ def _first_valid(name, quiet=False):
         try:
             data = _read(path)
         except OSError as e:
-            tried.append("%s: %s" % (c, "missing" if e.errno == 2 else e))
+            tried.append("%s: %s" % (c, "missing" if e.errno == 2 else _why(e)))
             continue
         try:
             return c, field.Snapshot(data)
@@ -232,8 +238,8 @@ def _hook(f):
             _AUTO["next"] = t - t % _AUTO["ticks"] + _AUTO["ticks"]
             try:
                 _auto_save(f)
-            except OSError as e:
-                print("autosave at tick %d failed: %s" % (t, e))
+            except (OSError, MemoryError) as e:
+                print("autosave at tick %d failed: %s" % (t, _why(e)))
         return t
     return tick
 
@@ -313,7 +319,7 @@ def boot(quiet=False):
     try:
         got, snap, f = _load(None, quiet)
     except (OSError, ValueError, MemoryError) as e:
-        print("field: no restore at boot: %s" % (e,))
+        print("field: no restore at boot: %s" % (_why(e),))
         return None
     _arm(f, cfg["ticks"], cfg["keep"], cfg["boot"])
     print("field: restored %s/%s.snap (tick %d, digest %s) into lo.F; autosave every %d "

@@ -141,6 +141,13 @@ def runs(tmp_path_factory):
                       "m.run(5)\n")
         assert "Traceback" not in out, out
         r["mesh"] = g.ask("[(n, t) for n, t, b, ok in saves() if n.startswith('auto-')]")
+        # Its only autosave damaged: the restore at boot says so and restores nothing.
+        r["none"] = g.paste("import lo_store\n"
+                            "p = '/data/field/auto-00000007.snap'\n"
+                            "b = bytearray(lo_store._read(p))\n"
+                            "b[100] ^= 1\n"
+                            "lo_store._write(p, b)\n"
+                            "print(lo_store.boot())\n")
         r["off"] = g.run("autosave(0)")
         r["config"] = g.eval("__import__('lo_store').config() is None")
     finally:
@@ -179,6 +186,14 @@ def test_damaged_newest_autosave_is_skipped_at_boot(runs):
     assert runs["restored"] == runs["auto30"]
     assert runs["armed"] == 5
     assert "autosave off" in runs["off"] and runs["config"] == "True"
+
+
+def test_no_valid_autosave_at_boot_restores_nothing(runs):
+    out = runs["none"]
+    assert "field: /data/field/auto-00000007.snap is damaged" in out, out
+    assert "field: no restore at boot: no valid autosave in /data/field: auto-00000007: " \
+        in out, out
+    assert out.rstrip().endswith("None"), out
 
 
 def test_error_messages(runs):
