@@ -30,10 +30,16 @@ enum field_err {
     FIELD_ERR_SNAP_MAGIC,
     FIELD_ERR_SNAP_VERSION,
     FIELD_ERR_SNAP_CHECKSUM,
-    FIELD_ERR_SNAP_CORRUPT,  // well-framed but inconsistent content
-    FIELD_ERR_SNAP_DIGEST,   // content digest does not match the content
-    FIELD_ERR_LAYOUT,        // snapshot flavours differ from the field's flavours
-    FIELD_ERR_REPLAY,        // journal holds a record replay cannot re-apply (a restore)
+    FIELD_ERR_SNAP_CORRUPT,   // well-framed but inconsistent content
+    FIELD_ERR_SNAP_DIGEST,    // content digest does not match the content
+    FIELD_ERR_LAYOUT,         // snapshot flavours differ from the field's flavours
+    FIELD_ERR_REPLAY,         // journal holds a record replay cannot re-apply (a restore)
+    FIELD_ERR_JRN_TRUNCATED,  // journal export shorter than its header or size says
+    FIELD_ERR_JRN_MAGIC,      // not a journal export
+    FIELD_ERR_JRN_VERSION,    // journal export of another format version
+    FIELD_ERR_JRN_CHECKSUM,   // journal export CRC-32 mismatch
+    FIELD_ERR_JRN_CORRUPT,    // well-framed journal export breaking a record rule
+    FIELD_ERR_JRN_DIGEST,     // replay did not arrive at the digest the export recorded
     FIELD_ERR__COUNT
 };
 
@@ -154,6 +160,16 @@ typedef struct {
     uint8_t key[FIELD_KEY_MAX];
 } field_hit_t;
 
+// What field_journal_check() read from a journal export's header (FORMAT.md).
+typedef struct {
+    uint64_t first_seq;                 // sequence number of the first record
+    uint32_t count;                     // records in the export
+    uint32_t size;                      // bytes, trailer included
+    uint64_t lost;                      // records asked for that the ring had already overwritten
+    uint64_t end_tick;                  // the field's tick when exported
+    uint8_t digest[FIELD_DIGEST_SIZE];  // the field's content digest when exported
+} field_journal_info_t;
+
 typedef struct {
     uint16_t version;
     uint32_t nflavours;
@@ -224,5 +240,16 @@ int field_restore(field_t *f, const void *buf, size_t len);
 int field_diff(const void *a, size_t alen, const void *b, size_t blen, field_diff_t *out,
                uint32_t cap, uint32_t *total);
 int field_replay(field_t *dst, const field_t *src, const void *snap, size_t len);
+
+// Journal export (field_journal_io.c): the records from `from` (or the oldest the ring
+// still holds) to the newest, as bytes (FORMAT.md), and replay of a snapshot plus such
+// bytes. `digest`, if not NULL, is the field's current content digest (a caller that
+// just took a snapshot has it); otherwise export computes it.
+size_t field_journal_export_size(const field_t *f, uint64_t from);
+int field_journal_export(const field_t *f, uint64_t from, const uint8_t *digest, void *buf,
+                         size_t cap, size_t *len);
+int field_journal_check(const void *buf, size_t len, field_journal_info_t *info);
+int field_journal_record(const void *buf, size_t len, uint32_t i, field_record_t *out);
+int field_replay_journal(field_t *dst, const void *snap, size_t slen, const void *jrn, size_t jlen);
 
 #endif

@@ -20,4 +20,10 @@
 #define FIELD_SNAP_ENTRY   24  // keyed entry bytes: len, key[15], value, pending
 #define FIELD_DIGEST_SIZE  32  // SHA-256
 
+// The journal export (FORMAT.md, "Journal export").
+#define FIELD_JRN_MAGIC   "LOCIJRN"  // 7 bytes + NUL = 8 bytes at offset 0
+#define FIELD_JRN_VERSION 1
+#define FIELD_JRN_HEADER  80  // header bytes
+#define FIELD_JRN_RECORD  40  // bytes per record
+
 #endif

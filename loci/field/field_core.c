@@ -28,6 +28,12 @@ static const char *const err_names[FIELD_ERR__COUNT] = {
     "snapshot digest mismatch",
     "snapshot layout differs from the field",
     "journal cannot be replayed",
+    "journal export truncated",
+    "not a journal export",
+    "journal export of another format version",
+    "journal export checksum mismatch",
+    "journal export corrupt",
+    "replay does not reach the journal's recorded digest",
 };
 
 const char *field_err_name(int err) {

@@ -284,6 +284,8 @@ static const mp_rom_map_elem_t field_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_digest), MP_ROM_PTR(&modfield_digest_obj) },
     { MP_ROM_QSTR(MP_QSTR_load), MP_ROM_PTR(&modfield_restore_obj) },
     { MP_ROM_QSTR(MP_QSTR_replay_from), MP_ROM_PTR(&modfield_replay_obj) },
+    { MP_ROM_QSTR(MP_QSTR_journal_bytes), MP_ROM_PTR(&modfield_journal_bytes_obj) },
+    { MP_ROM_QSTR(MP_QSTR_replay_bytes), MP_ROM_PTR(&modfield_replay_bytes_obj) },
 };
 static MP_DEFINE_CONST_DICT(field_locals_dict, field_locals_table);
 
@@ -320,6 +322,7 @@ static const mp_rom_map_elem_t field_module_table[] = {
     { MP_ROM_QSTR(MP_QSTR_snap_info), MP_ROM_PTR(&modfield_snap_info_obj) },
     { MP_ROM_QSTR(MP_QSTR_snap_layout), MP_ROM_PTR(&modfield_snap_layout_obj) },
     { MP_ROM_QSTR(MP_QSTR_diff), MP_ROM_PTR(&modfield_diff_obj) },
+    { MP_ROM_QSTR(MP_QSTR_journal_info), MP_ROM_PTR(&modfield_journal_info_obj) },
     { MP_ROM_QSTR(MP_QSTR_ALIGN), MP_ROM_INT(FIELD_ALIGN) },
     { MP_ROM_QSTR(MP_QSTR_MAX_FLAVOURS), MP_ROM_INT(FIELD_MAX_FLAVOURS) },
     { MP_ROM_QSTR(MP_QSTR_REPL), MP_ROM_INT(MODFIELD_REPL_ID) },

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Private to the `_field` MicroPython module: the Field object and the argument and
-// error helpers its three C files share.
+// error helpers its C files share.
 #ifndef LOCIOS_LOCI_MOD_MODFIELD_H
 #define LOCIOS_LOCI_MOD_MODFIELD_H
 
@@ -73,5 +73,8 @@ MP_DECLARE_CONST_FUN_OBJ_3(modfield_replay_obj);
 MP_DECLARE_CONST_FUN_OBJ_1(modfield_snap_info_obj);
 MP_DECLARE_CONST_FUN_OBJ_1(modfield_snap_layout_obj);
 MP_DECLARE_CONST_FUN_OBJ_3(modfield_diff_obj);
+MP_DECLARE_CONST_FUN_OBJ_VAR_BETWEEN(modfield_journal_bytes_obj);
+MP_DECLARE_CONST_FUN_OBJ_1(modfield_journal_info_obj);
+MP_DECLARE_CONST_FUN_OBJ_3(modfield_replay_bytes_obj);
 
 #endif

@@ -367,6 +367,11 @@ def restore(s):
     _f().restore(s)
 
 
+# The field on /data: save(name), load(name), autosave(ticks, keep), saves().
+from lo_store import autosave, load, save, saves  # noqa: E402,F401
+
+__all__ += ["save", "load", "autosave", "saves"]
+
 # The mesh's console commands (ps, spawn, kill, caps, audit, pause, step, resume, run...).
 from lo_mesh import *  # noqa: E402,F403
 from lo_mesh import __all__ as _mesh_all  # noqa: E402

@@ -20,6 +20,7 @@ TOPICS = {
   show(name, region=(x, y, w, h), zoom=k, ascii=True, fill=True)   a grid's heat map
   top(name, k)  at(x, y)  who(x, y)   hottest cells, one cell, who deposited
   stats()  journal(n, locus=id, kind='deposit', flavour=name)  snap()  diff(a, b)
+  save(name)  load(name)  saves()  autosave(ticks, keep)   the field on /data
   demo() makes a small field to try these on; use(f) shows another field.
   console() is the size maps are drawn for; console(100, 40) sets it.""",
     "mesh": """The Loci mesh (import mesh; lo_mesh holds the console commands):

@@ -96,6 +96,13 @@ def find(name=NAME):
 
 
 mounted = None  # "virtio0 partition 2 (LOCIDATA)" once /data is mounted
+_part = None     # its Partition
+
+
+def sync():
+    """Asks the disk under /data to make what it was given durable (a write cache)."""
+    if _part is not None:
+        _part.ioctl(_SYNC, 0)
 
 
 def mount(quiet=False):
@@ -121,7 +128,8 @@ def mount(quiet=False):
               % (part.where, e))
         print("      storage.format() erases it and makes an empty one.")
         return False
-    mounted = part.where
+    global _part
+    mounted, _part = part.where, part
     for p in (MOUNT + "/lib", MOUNT):
         if p not in sys.path:
             sys.path.append(p)

@@ -4,27 +4,9 @@
 build/host/field/), plus the ASan driver of the snapshot parser."""
 
 import subprocess
-from pathlib import Path
 
 from tools.build import cffihost
-
-ROOT = Path(__file__).resolve().parents[2]
-FIELD = ROOT / "loci" / "field"
-SHA = cffihost.SHA_DIR / "sha256.c"
-# -ffp-contract=off: no fused multiply-add, so tick() rounds exactly like the guest and
-# like tests/host/field_model.py.
-FLAGS = ("-ffp-contract=off",)
-
-
-def sources():
-    return sorted(FIELD.glob("*.c"))
-
-
-def build():
-    """The cffi module (.ffi, .lib) of the field core, built once per source change."""
-    return cffihost.build("field", sources(), [FIELD / "field.h", FIELD / "field_internal.h"],
-                          flags=FLAGS, vendored=[SHA])
-
+from tools.field.fieldcore import FIELD, FLAGS, SHA, build, sources  # noqa: F401
 
 # The snapshot parser under AddressSanitizer (which cannot be loaded into a running
 # Python), in a native driver: every file through check, restore and diff.
