@@ -199,6 +199,14 @@ def audit(n=10, locus=None, kind=None, raw=False):
     t = m.caps
     print("audit: %d records, chain %s" % (t.audit_count(),
                                            "ok" if t.audit_verify() else "BROKEN"))
+    if m.audit_rolls:
+        st = m.audit_store
+        where = ("%s: %d files, %d bytes" % (st.dir, st.files, st.bytes) if st and st.dir
+                 else "only the last one kept")
+        print("  %d roll-overs exported (%s)%s" % (
+            m.audit_rolls, where,
+            "; %d not written: %s" % (m.audit_unsaved, m.audit_error)
+            if m.audit_unsaved else ""))
     if raw:
         for rec in t.audit(n):
             print(" ", rec)

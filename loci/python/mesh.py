@@ -3,6 +3,7 @@
 # them by the traces at their attention. Nothing calls a Locus but round() below.
 import _budget
 import _cap
+import audit_store
 import field
 import locus_manifest
 import locus_sandbox
@@ -58,7 +59,7 @@ def _rights(g):
 
 class Mesh:
     def __init__(self, flavours=(), seed=1, epoch=10, journal=4096, max_loci=1024,
-                 caps=None, audit=65536, steps_per_round=0):
+                 caps=None, audit=65536, steps_per_round=0, audit_dir="auto"):
         specs = list(flavours) + [field.keyed(TOMB, max(256, max_loci), E=0.001, min=0.01)]
         self.field = field.Field(specs, journal=journal, depositors=2 * max_loci + 16)
         self.caps = _cap.Table(capacity=caps or 4 * max_loci + 64, audit=audit)
@@ -93,6 +94,13 @@ class Mesh:
         self.audit_cap = audit
         self.audit_prev = None        # the records exported at the last roll-over
         self.audit_rolls = 0
+        # Where exports are kept: "auto" is /data/audit when /data is mounted; None keeps
+        # only the last one (audit_prev).
+        if audit_dir == "auto":
+            audit_dir = audit_store.ROOT if audit_store.data_mounted() else None
+        self.audit_store = audit_store.AuditStore(audit_dir) if audit_dir else None
+        self.audit_unsaved = 0        # exports that could not be written (audit_error says why)
+        self.audit_error = None
         self.cap_errors = 0           # table operations refused even after a roll-over
         self.contained = 0            # steps that made the mesh itself raise (see round)
         # Per flavour: live console-spawned Loci holding a deposit grant on it. Each
@@ -485,6 +493,21 @@ class Mesh:
             return
         self.audit_prev = data
         self.audit_rolls += 1
+        if self.audit_store is not None:
+            try:
+                self.audit_store.save(data)
+            except Exception as e:  # a full or missing /data must not stop the mesh
+                self.audit_unsaved += 1
+                self.audit_error = locus_text.short("%s: %s" % (type(e).__name__, e))
+
+    def audit_save(self):
+        """Export the audit log now (to /data when it is kept there, as at a roll-over);
+        returns the path written, or None."""
+        before = self.audit_store.files if self.audit_store is not None else 0
+        self._roll_audit(force=True)
+        if self.audit_store is None or self.audit_store.files == before:
+            return None
+        return "%s/%06d%s" % (self.audit_store.dir, before, audit_store.SUFFIX)
 
     def _quiet(self, fn, *args):
         """A table operation outside every step that must not stop the mesh: refused

@@ -104,3 +104,45 @@ def test_damaged_partition_is_reported_and_the_prompt_comes(tmp_path):
         assert g.eval("import os; os.listdir('/data')") == "[]"
     finally:
         g.close()
+
+
+AUDIT_RUN = r"""
+import mesh, field
+from field import grid
+M = mesh.Mesh([grid('trail', 16, 16)], audit=256)
+OUTSIDE = 'def step(ctx):\n    ctx.deposit("trail", 1.0, (9, 9))\n'
+for i in range(100):
+    M.spawn({'name': 'out%d' % i, 'code': OUTSIDE, 'restart': 'never',
+             'caps': [{'flavours': ['trail'], 'ops': ['deposit'], 'region': (0, 0, 4, 4)}],
+             'attend': {'flavour': 'trail', 'at': (1, 1)}})
+for r in range(12):
+    M.round()
+SAVED = M.audit_save()
+HEAD = M.caps.audit(1)[0][11]
+print(M.audit_rolls, M.audit_store.files, M.audit_unsaved, SAVED)
+"""
+
+
+def test_the_audit_log_rolls_over_to_data_and_its_chain_verifies_on_the_host(disk_image,
+                                                                            tmp_path):
+    g = _boot(disk_image, tmp_path / "audit.log")
+    try:
+        assert MOUNTED in g.banner, g.banner
+        out = g.paste(AUDIT_RUN, timeout=300)
+        assert "Traceback" not in out, out
+        rolls, files, unsaved = (int(x) for x in out.split()[-4:-1])
+        assert rolls >= 2 and files == rolls and unsaved == 0, out
+        head = g.eval("HEAD.hex()").strip("'")
+        run = g.eval("M.audit_store.dir").strip("'")
+        assert run.startswith("/data/audit/"), run
+        assert "roll-overs exported" in g.run("import lo_mesh; lo_mesh.audit(0)")
+    finally:
+        g.close()
+    tool = [sys.executable, str(ROOT / "tools" / "auditlog.py"), "verify", str(disk_image)]
+    p = subprocess.run([*tool, run.rsplit("/", 1)[1], "--head", head],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0 and f"chain ok: {files} files" in p.stdout, p.stdout + p.stderr
+    # Another head (a record of the last file changed, say) is refused.
+    p = subprocess.run([*tool, "--head", "00" * 32], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 1 and "BROKEN" in p.stdout, p.stdout + p.stderr
