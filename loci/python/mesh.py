@@ -25,6 +25,7 @@ TOMB = "tomb"
 REWRITE_QUEUE = 64            # ctx.rewrite requests pending at once (one per key)
 REWRITE_EACH = 8              # of which one lineage's
 AUDIT_SPARE = 4               # the audit log rolls over when less than 1/4 of it is free
+AUDIT_FILE_RECORDS = 4096     # ... or at this many records when it goes to /data
 LINEAGE_SHARE = 4             # one console-spawned Locus's descendants: max_loci / this
 LAST = [None]                 # the mesh made last, for the console (lo_mesh)
 
@@ -482,8 +483,13 @@ class Mesh:
 
     # ---- the audit log: rolled over outside every step, so it is never full -------
     def _roll_audit(self, force=False):
-        if not force and (self.caps.audit_count() < self.audit_cap
-                          - self.audit_cap // AUDIT_SPARE):
+        limit = self.audit_cap - self.audit_cap // AUDIT_SPARE
+        if self.audit_store is not None:
+            # Kept on /data, the log goes out in files of a few hundred KiB: writing one
+            # takes a round a fraction of a guest second, where a whole log would take
+            # seconds, and the REPL waits on the round.
+            limit = min(limit, AUDIT_FILE_RECORDS)
+        if not force and self.caps.audit_count() < limit:
             return
         try:
             # The export leaves a CHECKPOINT carrying the chain head: the chain goes on.
