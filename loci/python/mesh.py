@@ -444,8 +444,10 @@ class Mesh:
             # A full tomb flavour must not stop the mesh; the loss is counted.
             self.tombs_lost += 1
         r.add_log(self.tick, "retired: " + why)
-        # Let the GC have its code and state; the record stays for ps() and info().
+        # Let the GC have its code and state, and what it kept across steps (ctx.mem);
+        # the record stays for ps() and info().
         r.ns = r.ctx = r.step_fn = r.code = None
+        r.mem = {}
         if failure and r.man["restart"] == "on-failure" and r.restarts < MAX_RESTARTS:
             self.respawns.append((self.rounds + (4 << r.restarts), r.id))
 

@@ -322,3 +322,24 @@ def why_any(m):
     assert re.match(r"ValueError: manifest: field 'module': no frozen source", msg), msg
     lid = ask(g, "U.spawn({'name': 'ant', 'module': 'colonies.src_ant:SOURCE'})")
     assert ask(g, f"U.info({lid})['state']") in ("live", "retired")
+
+
+def test_retirement_frees_what_a_locus_kept_across_steps(g):
+    # The record stays for ps() and info(), but what the Locus kept in ctx.mem goes
+    # with its code (issue 22, item 8: the record used to keep it for ever).
+    g.paste(r"""
+import gc
+K = new()
+keeper = K.spawn(man('keeper', 'def step(ctx):\n    if "b" not in ctx.mem:\n'
+                     '        ctx.mem["b"] = bytearray(100000)\n',
+                     budget={'ops': 2000, 'alloc': 131072}))
+ESC = rounds(K, 2)
+gc.collect()
+BEFORE = gc.mem_free()
+K.kill(keeper)
+gc.collect()
+FREED = gc.mem_free() - BEFORE
+""", timeout=120)
+    assert ask(g, "ESC") == []
+    assert ask(g, "K.info(keeper)['state']") == "retired"
+    assert ask(g, "FREED") >= 90000
