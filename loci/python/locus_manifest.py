@@ -9,8 +9,11 @@ IDENT_CHARS = IDENT_START + "0123456789"
 MODULE_MAX = 64             # characters of a `module` field
 OPS = ("sense", "deposit")
 RESTART = ("never", "on-failure")
-BUDGET_DEFAULT = {"ops": 5000, "alloc": 32768, "deposits": 64, "cycles": 0}
-BUDGET_MAX = {"ops": 10000000, "alloc": 16 << 20, "deposits": 1000000, "cycles": 1 << 40}
+# kept: heap bytes a Locus keeps from one step to the next (ctx.mem and its namespace,
+# its code included), measured by _budget.kept, whose walk stops at 2 MiB.
+BUDGET_DEFAULT = {"ops": 5000, "alloc": 32768, "deposits": 64, "cycles": 0, "kept": 65536}
+BUDGET_MAX = {"ops": 10000000, "alloc": 16 << 20, "deposits": 1000000, "cycles": 1 << 40,
+              "kept": 1 << 21}
 KEYS = ("name", "code", "module", "caps", "budget", "restart", "attend", "wake", "args")
 CAP_KEYS = ("flavours", "ops", "region", "keys", "rate", "expires", "spawn", "io", "mem",
             "rewrite")

@@ -29,6 +29,8 @@ class Record:
         self.ops = 0
         self.ops_last = 0
         self.alloc = 0
+        self.kept = 0           # bytes it kept across steps, when last measured
+        self.kept_bound = 0     # kept + what it allocated since: an upper bound
         self.cycles = 0
         self.deposits = 0       # this epoch
         self.keys = {}          # a root: keyed flavour index -> [keys its lineage added]

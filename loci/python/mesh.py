@@ -269,14 +269,30 @@ class Mesh:
         r.ops_last = ops
         r.alloc = alloc
         r.cycles = cyc
+        # What it keeps can have grown by at most what it allocated: measure only when
+        # that bound passes its budget.
+        r.kept_bound += alloc
         self._settle(first_new)
         if st == _budget.OK:
+            if r.kept_bound > b["kept"] and self._kept_over(r):
+                return
             if r.retire_asked:
                 self._retire(r, "retired itself", failure=False)
             return
         if st == _budget.RAISED and isinstance(val, KeyboardInterrupt):
             raise val
         self._fail(r, self._why(r, st, val))
+
+    def _kept_over(self, r):
+        """Measure what the Locus keeps across steps (its ctx.mem and its namespace,
+        not what it shares with the mesh); a strike when that is above budget.kept."""
+        limit = r.budget["kept"]
+        kept = _budget.kept((r.mem, r.ns), (r.ctx, locus_sandbox.bounded_range), limit)
+        r.kept = r.kept_bound = kept
+        if kept <= limit:
+            return False
+        self._fail(r, "keeps more than %d bytes across steps (budget.kept)" % limit)
+        return True
 
     def _why(self, r, st, val):
         # Outside every budget: locus_text never calls str() on the Locus's values.
@@ -397,6 +413,8 @@ class Mesh:
             self._retire(r, "start failed: " + self._why(r, st, val), failure=False)
             return
         r.step_fn = step
+        # Its code and what init kept are measured at the end of its first step.
+        r.kept_bound = r.budget["kept"] + 1
 
     def _settle(self, first_new):
         """After a budgeted call: start the children it spawned. A budget stop inside

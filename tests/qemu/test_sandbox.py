@@ -343,3 +343,44 @@ FREED = gc.mem_free() - BEFORE
     assert ask(g, "ESC") == []
     assert ask(g, "K.info(keeper)['state']") == "retired"
     assert ask(g, "FREED") >= 90000
+
+
+def test_memory_kept_across_steps_is_budgeted(g):
+    # Issue 22, item 8: a Locus could fill the heap with what it keeps between steps,
+    # in ctx.mem, a global or a default argument, each step within its alloc budget.
+    g.paste(r"""
+import gc, _budget
+KB = new()
+HOGS = {'mem': 'def step(ctx):\n    ctx.mem.setdefault("h", []).append(bytearray(8000))\n',
+        'global': 'H = []\ndef step(ctx):\n    H.append(bytearray(8000))\n',
+        'default': 'def step(ctx, h=[]):\n    h.append(bytearray(8000))\n'}
+HOG_IDS = {k: KB.spawn(man('hog-' + k, v)) for k, v in HOGS.items()}
+fair = KB.spawn(man('fair', 'def step(ctx):\n    ctx.mem["b"] = bytearray(8000)\n'))
+ESC = rounds(KB, 60)
+# The walk leaves the heap as it found it: a collection keeps what is still referenced.
+L = [bytearray(100) for i in range(100)]
+N = _budget.kept((L,), (), 1 << 20)
+gc.collect()
+INTACT = len(L) == 100 and all(len(b) == 100 for b in L)
+""", timeout=180)
+    assert ask(g, "ESC") == []
+    for k in ("mem", "global", "default"):
+        assert ask(g, f"KB.info(HOG_IDS[{k!r}])['state']") == "retired", k
+        assert "budget.kept" in ask(g, f"KB.info(HOG_IDS[{k!r}])['error']"), k
+    # Replacing what it keeps each step is not hoarding.
+    assert ask(g, "KB.info(fair)['state']") == "live"
+    assert ask(g, "KB.info(fair)['strikes']") == 0
+    assert 8000 < ask(g, "KB.loci[fair].kept") < 65536
+    # 100 bytearrays of 100 bytes (an object block and 4 of data each) and the list.
+    assert 100 * 128 <= ask(g, "N") <= 100 * 160 + 2048
+    assert ask(g, "INTACT") is True
+    # A child may not keep more than its parent.
+    g.paste(r"""
+kid = dict(man('kid', 'def step(ctx):\n    pass\n'), budget={'ops': 500, 'kept': 1 << 20})
+par = KB.spawn(man('parent', SPAWNER, args={'kid': kid},
+                   caps=[{'flavours': ['trail'], 'ops': ['deposit'], 'spawn': True}]))
+ESC2 = rounds(KB, 3)
+""", timeout=60)
+    assert ask(g, "ESC2") == []
+    assert any("budget.kept" in str(r) for r in ask(g, "refusals(KB, par)")) or \
+        "budget.kept" in str(ask(g, "KB.info(par)"))

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The `_budget` module: Python's door to vm/budget — run(fn, arg, ops, cycles, alloc),
-// abort(code), active() and the status constants.
+// abort(code), active(), kept(roots, stop, limit) (budget_kept.c) and the status
+// constants.
 #include "py/runtime.h"
 
 #include "budget.h"
@@ -60,11 +61,14 @@ static mp_obj_t budget_active_fn(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(budget_active_obj, budget_active_fn);
 
+extern const mp_obj_fun_builtin_fixed_t budget_kept_obj;  // budget_kept.c
+
 static const mp_rom_map_elem_t budget_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR__budget) },
     { MP_ROM_QSTR(MP_QSTR_run), MP_ROM_PTR(&budget_run_obj) },
     { MP_ROM_QSTR(MP_QSTR_abort), MP_ROM_PTR(&budget_abort_obj) },
     { MP_ROM_QSTR(MP_QSTR_active), MP_ROM_PTR(&budget_active_obj) },
+    { MP_ROM_QSTR(MP_QSTR_kept), MP_ROM_PTR(&budget_kept_obj) },
     { MP_ROM_QSTR(MP_QSTR_OK), MP_ROM_INT(BUDGET_OK) },
     { MP_ROM_QSTR(MP_QSTR_RAISED), MP_ROM_INT(BUDGET_RAISED) },
     { MP_ROM_QSTR(MP_QSTR_OPS), MP_ROM_INT(BUDGET_OPS) },
