@@ -8,6 +8,7 @@
 #include "dev/i8042.h"
 #include "dev/keymap.h"
 #include "dev/usb.h"
+#include "dev/nvme.h"
 #include "dev/virtio_blk.h"
 
 static struct bootinfo boot_copy;
@@ -116,6 +117,7 @@ void kmain(const struct bootinfo *bi) {
 
     // Disks: polled with bounded waits, so they need only the TSC and the memory map.
     virtio_blk_init();
+    nvme_init();
 
     apic_init();
     apic_timer_start(KTIMER_HZ);

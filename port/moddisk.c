@@ -15,12 +15,16 @@ typedef struct {
     struct blk_dev *dev;
 } disk_obj_t;
 
+static NORETURN void raise_vstr(int err, vstr_t *msg) {
+    mp_obj_t args[2] = { MP_OBJ_NEW_SMALL_INT(err), mp_obj_new_str_from_vstr(msg) };
+    nlr_raise(mp_obj_new_exception_args(&mp_type_OSError, 2, args));
+}
+
 static NORETURN void disk_error(struct blk_dev *d, int err, uint64_t block, const char *what) {
     vstr_t msg;
     vstr_init(&msg, 64);
     vstr_printf(&msg, "%s: %s at block %u", d->name, what, (unsigned)block);
-    mp_obj_t args[2] = { MP_OBJ_NEW_SMALL_INT(err), mp_obj_new_str_from_vstr(&msg) };
-    nlr_raise(mp_obj_new_exception_args(&mp_type_OSError, 2, args));
+    raise_vstr(err, &msg);
 }
 
 static void check(struct blk_dev *d, int r, uint64_t block, uint64_t count) {
@@ -31,6 +35,14 @@ static void check(struct blk_dev *d, int r, uint64_t block, uint64_t count) {
                     (unsigned)(block + count - 1), (unsigned)(d->block_count - 1));
         mp_obj_t args[2] = { MP_OBJ_NEW_SMALL_INT(MP_EINVAL), mp_obj_new_str_from_vstr(&msg) };
         nlr_raise(mp_obj_new_exception_args(&mp_type_OSError, 2, args));
+    } else if (r == BLK_EROFS && d->guarded) {
+        vstr_t msg;
+        vstr_init(&msg, 96);
+        vstr_printf(&msg,
+                    "%s: read-only until made writable (disk.Disk('%s').writable(True)), "
+                    "write refused at block %u",
+                    d->name, d->name, (unsigned)block);
+        raise_vstr(MP_EROFS, &msg);
     } else if (r == BLK_EROFS) {
         disk_error(d, MP_EROFS, block, "read-only device, write refused");
     } else if (r) {
@@ -167,11 +179,27 @@ static mp_obj_t disk_info(mp_obj_t self_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(disk_info_obj, disk_info);
 
+// writable() tells whether writes are allowed; writable(flag) sets it for this boot.
+// Lifting the guard of a device that starts read-only by policy (NVMe) is the user's
+// deliberate act; a read-only medium refuses with EROFS.
+static mp_obj_t disk_writable(size_t n_args, const mp_obj_t *args) {
+    disk_obj_t *o = MP_OBJ_TO_PTR(args[0]);
+    if (n_args > 1 && blk_set_writable(o->dev, mp_obj_is_true(args[1])) != 0) {
+        vstr_t msg;
+        vstr_init(&msg, 64);
+        vstr_printf(&msg, "%s: read-only medium, cannot be made writable", o->dev->name);
+        raise_vstr(MP_EROFS, &msg);
+    }
+    return mp_obj_new_bool(!o->dev->read_only);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(disk_writable_obj, 1, 2, disk_writable);
+
 static const mp_rom_map_elem_t disk_locals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_readblocks), MP_ROM_PTR(&disk_readblocks_obj) },
     { MP_ROM_QSTR(MP_QSTR_writeblocks), MP_ROM_PTR(&disk_writeblocks_obj) },
     { MP_ROM_QSTR(MP_QSTR_ioctl), MP_ROM_PTR(&disk_ioctl_obj) },
     { MP_ROM_QSTR(MP_QSTR_info), MP_ROM_PTR(&disk_info_obj) },
+    { MP_ROM_QSTR(MP_QSTR_writable), MP_ROM_PTR(&disk_writable_obj) },
 };
 static MP_DEFINE_CONST_DICT(disk_locals, disk_locals_table);
 

@@ -59,3 +59,16 @@ int blk_write(struct blk_dev *d, uint64_t block, uint32_t count, const void *buf
 int blk_flush(struct blk_dev *d) {
     return d->flush && !d->read_only ? d->flush(d) : 0;
 }
+
+int blk_set_writable(struct blk_dev *d, bool writable) {
+    if (!writable) {
+        d->guarded = d->guarded || !d->read_only;
+        d->read_only = true;
+        return 0;
+    }
+    if (d->read_only && !d->guarded) {
+        return BLK_EROFS;
+    }
+    d->read_only = false;
+    return 0;
+}

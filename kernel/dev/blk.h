@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Block devices: what every disk driver (virtio-blk now; NVMe, USB mass storage later)
+// Block devices: what every disk driver (virtio-blk, NVMe; USB mass storage later)
 // registers, so the port sees them all the same way. Requests are synchronous and
 // bounded: each returns 0 or a negative BLK_E* code, never waits forever.
 #ifndef LOCIOS_KERNEL_DEV_BLK_H
@@ -19,6 +19,7 @@ struct blk_dev {
     uint32_t block_size;
     uint64_t block_count;
     bool read_only;
+    bool guarded;  // read_only is the driver's policy (NVMe), not the medium: liftable
     void *priv;
     int (*read)(struct blk_dev *d, uint64_t block, uint32_t count, void *buf);
     int (*write)(struct blk_dev *d, uint64_t block, uint32_t count, const void *buf);
@@ -35,5 +36,10 @@ struct blk_dev *blk_find(const char *name);  // NULL if there is none by that na
 int blk_read(struct blk_dev *d, uint64_t block, uint32_t count, void *buf);
 int blk_write(struct blk_dev *d, uint64_t block, uint32_t count, const void *buf);
 int blk_flush(struct blk_dev *d);
+
+// Lifts (writable) or sets the write guard for this boot. Lifting it works only on a
+// guarded device: a medium that is read-only stays so (BLK_EROFS). Any device can be
+// made read-only, and one made so this way can be made writable again.
+int blk_set_writable(struct blk_dev *d, bool writable);
 
 #endif

@@ -69,3 +69,21 @@ def test_registry_finds_by_name_and_fills_up():
     assert lib.blk_find(b"t3") == keep[3]
     assert lib.blk_find(b"t") == ffi.NULL and lib.blk_find(b"t33") == ffi.NULL
     assert lib.blk_get(lib.BLK_MAX_DEVICES) == ffi.NULL
+
+
+@given(st.booleans(), st.booleans(), st.lists(st.booleans(), max_size=6))
+def test_write_guard(ro, guarded, steps):
+    """Only a guarded device (read-only by policy) can be made writable; a read-only
+    medium refuses; any device can be made read-only and one so made, writable again."""
+    d = make(8, ro)
+    d.guarded = guarded
+    medium_ro = ro and not guarded
+    for want in steps:
+        r = lib.blk_set_writable(d, want)
+        if want and medium_ro:
+            assert r == lib.BLK_EROFS and d.read_only
+        else:
+            assert r == 0 and d.read_only == (not want)
+        calls.clear()
+        w = lib.blk_write(d, 0, 1, ffi.NULL)
+        assert (w == lib.BLK_EROFS) == bool(d.read_only)
