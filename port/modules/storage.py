@@ -77,10 +77,13 @@ class _Bytes:
 
 def find(name=NAME):
     """(device name, Partition) of the first disk whose GPT has a partition `name`, or
-    None. A disk whose GPT does not parse is passed over (most disks are not ours)."""
+    None. A disk whose GPT does not parse is passed over (most disks are not ours). A
+    disk that may be written comes before one that is read-only until made writable
+    (an internal NVMe drive): the stick LociOS runs from is where its data belongs."""
     import disk
     import gpt
 
+    guarded = None
     for dev_name in disk.devices():
         dev = disk.Disk(dev_name)
         if dev.ioctl(_SIZE, 0) != SECTOR:
@@ -91,8 +94,12 @@ def find(name=NAME):
         except (ValueError, OSError):
             continue
         where = "%s partition %d (%s)" % (dev_name, p.index, name)
-        return dev_name, Partition(dev, p.first_lba, p.last_lba - p.first_lba + 1, where)
-    return None
+        found = dev_name, Partition(dev, p.first_lba, p.last_lba - p.first_lba + 1, where)
+        if dev.writable():
+            return found
+        if guarded is None:
+            guarded = found
+    return guarded
 
 
 mounted = None  # "virtio0 partition 2 (LOCIDATA)" once /data is mounted
@@ -119,10 +126,13 @@ def mount(quiet=False):
         if not quiet:
             print("data: no LOCIDATA partition on any disk; /data is not mounted")
         return False
-    _, part = found
+    dev_name, part = found
+    # littlefs writes even to mount (it may finish an interrupted commit), so a disk that
+    # is read-only until made writable is mounted read-only.
+    ro = not part.dev.writable()
     try:
         fs = vfs.VfsLfs2(part, readsize=SECTOR, progsize=SECTOR)
-        vfs.mount(fs, MOUNT)
+        vfs.mount(fs, MOUNT, readonly=ro)
     except OSError as e:
         print("data: %s does not mount as littlefs (%s); /data is not mounted."
               % (part.where, e))
@@ -134,9 +144,20 @@ def mount(quiet=False):
         if p not in sys.path:
             sys.path.append(p)
     if not quiet:
-        print("data: %s mounted at %s, %d KiB" % (part.where, MOUNT,
-                                                   part.blocks * BLOCK // 1024))
+        print("data: %s mounted at %s, %d KiB%s" % (
+            part.where, MOUNT, part.blocks * BLOCK // 1024,
+            ", read-only (disk.Disk(%r).writable(True), then storage.remount())" % dev_name
+            if ro else ""))
     return True
+
+
+def remount():
+    """Mount /data again (after disk.Disk(name).writable(True), say)."""
+    global mounted, _part
+    if mounted:
+        vfs.umount(MOUNT)
+        mounted = _part = None
+    return mount()
 
 
 def format(yes=False):

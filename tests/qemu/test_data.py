@@ -146,3 +146,37 @@ def test_the_audit_log_rolls_over_to_data_and_its_chain_verifies_on_the_host(dis
     p = subprocess.run([*tool, "--head", "00" * 32], capture_output=True, text=True,
                        timeout=120)
     assert p.returncode == 1 and "BROKEN" in p.stdout, p.stdout + p.stderr
+
+
+def test_a_locidata_on_a_drive_read_only_until_made_writable_mounts_read_only(tmp_path):
+    # The boot disk's own partition renamed, so the only LOCIDATA is on an NVMe drive,
+    # which LociOS reads but does not write unless asked (issue 18: an internal SSD).
+    boot = tmp_path / "boot.img"
+    shutil.copyfile(IMAGE, boot)
+    subprocess.run(["sgdisk", "-c", "2:NOTOURS", str(boot)], check=True,
+                   capture_output=True, timeout=60)
+    ssd = tmp_path / "ssd.img"
+    shutil.copyfile(IMAGE, ssd)
+    _datafs(ssd, "format", "--yes")
+    src = tmp_path / "kept.txt"
+    src.write_text("on the ssd\n")
+    _datafs(ssd, "put", str(src), "/kept.txt")
+    g = Guest(boot, log=tmp_path / "ssd.log",
+              extra=["-drive", f"if=none,id=ssd,format=raw,file={ssd}",
+                     "-device", "nvme,serial=lociosdata,drive=ssd"])
+    try:
+        banner = g.boot()
+        assert "data: nvme0 partition 2 (LOCIDATA) mounted at /data" in banner, banner
+        assert "read-only (disk.Disk('nvme0').writable(True), then storage.remount())" \
+            in banner, banner
+        assert g.eval("open('/data/kept.txt').read()") == repr("on the ssd\n")
+        out = g.run("open('/data/new.txt', 'w').write('x')")
+        assert "OSError" in out and "30" in out, out        # EROFS
+        out = g.run("import disk, storage; disk.Disk('nvme0').writable(True); "
+                    "storage.remount()")
+        assert "mounted at /data, " in out and "read-only" not in out, out
+        g.eval("f = open('/data/new.txt', 'w'); f.write('written'); f.close()")
+        g.eval("storage.sync()")
+    finally:
+        g.close()
+    assert _datafs(ssd, "cat", "/new.txt") == "written"
