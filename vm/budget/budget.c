@@ -13,6 +13,10 @@
 // Read by every hook: while it is 0 a hook costs one load and a not-taken branch.
 uint8_t budget_armed;
 
+// Units of C-loop work between two polls (see budget_poll): small enough that a poll
+// comes well under a millisecond apart, large enough that its cost does not show.
+#define BUDGET_POLL_WORK (1 << 16)
+
 static struct {
     bool active;
     // Not BUDGET_OK once the call must stop; the stop lands at the next hook that may
@@ -96,6 +100,51 @@ void budget_on_branch(void) {
     }
 }
 
+// MICROPY_C_LOOP_POLL_WORK (vm/patches/0014): a long loop in C (big-integer arithmetic,
+// substring search, sorting, an iterator consumed in C) never reaches the VM hooks above,
+// so it polls here every BUDGET_POLL_WORK units of work: a few thousand times a second of
+// such work, a few hundred instructions each time at most. The poll sites are places
+// where the loop may already raise, with every object it touches left valid.
+//   In a budgeted call: Ctrl-C and the cycle deadline, and a stop that fell due at an
+// allocation, end the call through the abort point, as at an entry hook (ops are VM
+// events and are not charged here, so they stay deterministic).
+//   Outside one: a pending exception (Ctrl-C) is raised and a requested VM abort is
+// taken, as the VM's pending check at its next jump would; scheduled callbacks are left
+// for that check (they would run Python in the middle of the C loop).
+ptrdiff_t budget_poll_countdown = BUDGET_POLL_WORK;
+
+void budget_poll(void) {
+    budget_poll_countdown = BUDGET_POLL_WORK;
+    if (!may_stop_now()) {
+        return;
+    }
+    if (budget_armed) {
+        if (b.status == BUDGET_OK) {
+            if (take_kbd(false)) {
+                b.status = BUDGET_RAISED;
+                b.kbd = true;
+            } else if (b.tsc_deadline != 0 && mp_hal_ticks_cpu() >= b.tsc_deadline) {
+                b.status = BUDGET_CYCLES;
+            }
+        }
+        if (b.status != BUDGET_OK) {
+            nlr_jump_abort();
+        }
+        return;
+    }
+#if MICROPY_ENABLE_VM_ABORT
+    if (MP_STATE_VM(vm_abort) && nlr_get_abort() != NULL) {
+        MP_STATE_VM(vm_abort) = false;
+        nlr_jump_abort();
+    }
+#endif
+    mp_obj_t pending = MP_STATE_THREAD(mp_pending_exception);
+    if (pending != MP_OBJ_NULL) {
+        MP_STATE_THREAD(mp_pending_exception) = MP_OBJ_NULL;
+        nlr_raise(pending);
+    }
+}
+
 // MICROPY_GC_ALLOC_HOOK: `n_bytes` is what a heap request adds. A request past the
 // budget is refused (it fails like an exhausted heap) and stops the call at the next
 // VM hook; from then on every request is refused until the stop lands. It must not
@@ -110,6 +159,14 @@ int budget_on_alloc(size_t n_bytes) {
     }
     b.alloc_used += n_bytes;
     return 0;
+}
+
+// The cycle deadline moves by `cycles` the call did not spend on its own work (a garbage
+// collection). The cycles reported for the call still count them.
+void budget_exclude_cycles(uint64_t cycles) {
+    if (b.active && b.tsc_deadline != 0) {
+        b.tsc_deadline += cycles;
+    }
 }
 
 bool budget_active(void) {
