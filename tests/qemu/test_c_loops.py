@@ -89,9 +89,10 @@ def test_a_cycles_budget_stops_a_long_builtin_inside_it(g, line):
     status, value, ops, cycles = r
     assert (status, value) == (3, None), r
     # Stopped at the first poll past the deadline, a fraction of a millisecond of work
-    # later; the TSC runs in host time under TCG, so the host's own pauses count too.
-    # Each of these would take a hundred times the limit, or more, to finish.
-    assert CYCLES <= cycles < 2 * CYCLES, cycles
+    # later. The TSC runs in host time under TCG: pauses of the host move the deadline,
+    # by at most 4 times the limit (vm/budget/README.md). Each of these would take a
+    # hundred times the limit, or more, to finish.
+    assert CYCLES <= cycles < 6 * CYCLES, cycles
     assert took < 10, took
 
 
