@@ -135,10 +135,14 @@ uint32_t mp_hal_random_seed(void);
 // Budgeted calls (vm/budget, the `_budget` module) are stopped through the VM abort point
 // (nlr_set_abort/nlr_jump_abort), which Python try/except/finally cannot catch.
 // LOCIOS_BUDGET_HOOKS=0 compiles the VM's charges out (only to measure their cost:
-// `_budget` then counts nothing).
+// `_budget` then counts nothing); LOCIOS_C_LOOP_POLL=0 only the polls in long C loops
+// (vm/patches/0014), to measure theirs.
 #define MICROPY_ENABLE_VM_ABORT (1)
 #ifndef LOCIOS_BUDGET_HOOKS
 #define LOCIOS_BUDGET_HOOKS (1)
+#endif
+#ifndef LOCIOS_C_LOOP_POLL
+#define LOCIOS_C_LOOP_POLL (1)
 #endif
 
 // The profiler (vm/profile, the `_prof` module): vm/patches/0006 publishes the running

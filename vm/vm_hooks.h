@@ -3,7 +3,8 @@
 // own code, and the vm/ functions those hooks call. Included by port/mpconfigport.h for
 // the image and by vm/rewrite/host/usermod/rw/rw_unix_config.h for the unix oracle, each
 // after saying what its build has:
-//   LOCIOS_BUDGET_HOOKS   vm/budget's charges at frame entry, jumps and GC allocation
+//   LOCIOS_BUDGET_HOOKS   vm/budget's charges at frame entry, jumps and GC allocation,
+//                         and its poll in long C loops
 //   LOCIOS_PROF           the profiler's frame link (vm/profile); LOCIOS_PROF_COUNTERS
 //                         its call and back-edge counters
 //   LOCIOS_VM_IMAGE       the whole of vm/ is built (the LociOS image): the profiler's
@@ -39,6 +40,8 @@ extern uint8_t budget_armed;
 void budget_on_entry(void);
 void budget_on_branch(void);
 int budget_on_alloc(size_t n_bytes);
+// The port's gc_collect: a collection's cycles are not the running call's work.
+void budget_exclude_cycles(uint64_t cycles);
 // Each entry/resume of mp_execute_bytecode.
 #define MICROPY_VM_HOOK_INIT                 \
     if (__builtin_expect(budget_armed, 0)) { \
@@ -52,6 +55,22 @@ int budget_on_alloc(size_t n_bytes);
 // Called by the GC (vm/patches/0001) with the bytes a request adds; non-zero refuses it.
 #define MICROPY_GC_ALLOC_HOOK(n_bytes) \
     (__builtin_expect(budget_armed, 0) ? budget_on_alloc(n_bytes) : 0)
+// Long C loops (vm/patches/0014): each iteration takes its work (about one unit per few
+// machine instructions) off one countdown, and every BUDGET_POLL_WORK units budget_poll
+// looks for a budget that has run out and for Ctrl-C, and may raise or jump to the abort
+// point. Two instructions per iteration (`sub`, `js`) whether or not a call is budgeted.
+// LOCIOS_C_LOOP_POLL=0 (port/mpconfigport.h) leaves them out, as upstream.
+#if LOCIOS_C_LOOP_POLL
+extern ptrdiff_t budget_poll_countdown;
+void budget_poll(void);
+#define MICROPY_C_LOOP_WORK(work) ((void)(budget_poll_countdown -= (ptrdiff_t)(work)))
+#define MICROPY_C_LOOP_POLL_WORK(work)                                               \
+    do {                                                                             \
+        if (__builtin_expect((budget_poll_countdown -= (ptrdiff_t)(work)) < 0, 0)) { \
+            budget_poll();                                                           \
+        }                                                                            \
+    } while (0)
+#endif
 #endif
 
 // ---- The profiler (vm/profile/prof_vm.h, vm/patches/0006) -------------------------------

@@ -22,7 +22,7 @@ RANGE_MAX = 1 << 20
 # What a Locus may import is the `locus` verifier profile's list (vm/verifier/vrf_profile.c).
 
 # Compiling runs at spawn and restart, outside the Locus's budget. With the parser and
-# compiler linear in their input (vm/patches/0013, 0014) the length of the source bounds
+# compiler linear in their input (vm/patches/0013, 0015) the length of the source bounds
 # that work: 32 KiB of the worst nesting compiles in well under a guest second.
 SOURCE_MAX = 32768
 # Verified code is cached by source text; a flood of distinct sources empties the cache

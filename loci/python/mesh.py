@@ -400,7 +400,8 @@ class Mesh:
         r.ns = locus_sandbox.namespace(loaded, stored, r.name)
         r.ctx = Ctx(self, r)
         first_new = self.next_id
-        st, val, _, _, _ = _budget.run(self._exec, r, INIT_OPS, 0, r.budget["alloc"])
+        st, val, _, _, _ = _budget.run(self._exec, r, INIT_OPS, r.budget["cycles"],
+                                       r.budget["alloc"])
         if st == _budget.OK and run_init and "init" in r.ns and r.ns["init"] is not None:
             b = r.budget
             st, val, _, _, _ = _budget.run(r.ns["init"], r.ctx, b["ops"], b["cycles"],

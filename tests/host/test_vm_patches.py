@@ -93,6 +93,36 @@ def test_rewrite_opcodes_patch_hooks_the_dispatch(fresh_patched):
     for f in ("vm.c", "vmentrytable.h"):
         assert "MICROPY_VM_EXTRA_" not in (PRISTINE / "py" / f).read_text()
 
+def test_c_loop_poll_patch_reaches_every_long_loop(fresh_patched):
+    """0014: the long C loops poll MICROPY_C_LOOP_POLL_WORK, which py/mpconfig.h defaults to
+    nothing (upstream and the unix oracle unchanged) and vm/vm_hooks.h defines for the
+    image; the map and set probe loops only count (they run inside mp_map_rehash, where a
+    raise would lose entries). The pristine tree has neither macro."""
+    py = fresh_patched / "py"
+    want = {"mpz.c": 4,        # mpn_mul, mpn_div, mpz_set_from_str, mpz_as_str_inpl
+            "objstr.c": 4,     # find_subbytes, join, split(sep), count
+            "objlist.c": 2,    # both scans of mp_quicksort's partition
+            "sequence.c": 3,   # mp_seq_cmp_objs, index, count
+            "runtime.c": 1}    # mp_iternext
+    for f, n in want.items():
+        text = (py / f).read_text()
+        assert text.count("MICROPY_C_LOOP_POLL_WORK(") == n, f
+        assert "MICROPY_C_LOOP_POLL" not in (PRISTINE / "py" / f).read_text(), f
+    m = (py / "map.c").read_text()
+    assert m.count("MICROPY_C_LOOP_WORK(1);") == 2 and "MICROPY_C_LOOP_POLL" not in m
+    cfg = (py / "mpconfig.h").read_text()
+    assert "#define MICROPY_C_LOOP_POLL_WORK(work) (void)0" in cfg
+    assert "#define MICROPY_C_LOOP_WORK(work) (void)0" in cfg
+    # The poll in mp_quicksort sits inside each scan, so a sorted list polls per compare.
+    qs = (py / "objlist.c").read_text().split("static void mp_quicksort(", 1)[1]
+    qs = qs.split("\n}\n", 1)[0]
+    assert qs.count("do {++h;\n                MICROPY_C_LOOP_POLL_WORK(16);") == 1
+    hooks = (ROOT / "vm" / "vm_hooks.h").read_text()
+    block = hooks.split("#if LOCIOS_BUDGET_HOOKS", 1)[1].split("\n#endif\n#endif", 1)[0]
+    assert "#define MICROPY_C_LOOP_POLL_WORK(work)" in block and "budget_poll();" in block
+    assert "void budget_poll(void) {" in (ROOT / "vm" / "budget" / "budget.c").read_text()
+
+
 # ---- vm/patches.mk itself, on a toy tree --------------------------------------------
 
 TOY_MAKEFILE = """\

@@ -6,6 +6,7 @@ Ordinary constants are still folded. One guest for the module."""
 
 from __future__ import annotations
 
+import math
 import time
 
 from guestprog import prog
@@ -76,20 +77,25 @@ ESC = rounds(C, 20)
 
 def test_a_big_power_beside_a_larger_allocation_budget(g):
     # 7 ** 20000 (56,150 bits) is no longer folded: a Locus computes it at run time,
-    # within an allocation budget that has room for it.
+    # within an allocation budget that has room for it, and a cycles budget too: str()
+    # of it takes about 0.3 G cycles under -icount, past the default (vm/patches/0014
+    # polls the budget inside it).
     g.paste(r"""
 B = new()
-big = B.spawn(man('big', 'def step(ctx):\n    ctx.mem["n"] = len(str(7 ** 20000))\n',
-                  budget={'ops': 2000, 'alloc': 262144}))
+SRC = 'def step(ctx):\n    ctx.mem["n"] = len(str(7 ** 20000))\n'
+big = B.spawn(man('big', SRC, budget={'ops': 2000, 'alloc': 262144, 'cycles': 10 ** 10}))
+short = B.spawn(man('short', SRC, budget={'ops': 2000, 'alloc': 262144}))
 ESC = rounds(B, 2)
 """, timeout=120)
     assert ask(g, "ESC") == []
     assert ask(g, "B.info(big)['error'] is None")
     assert ask(g, "B.info(big)['state']") == "live"
     assert ask(g, "B.info(big)['steps']") == 2
+    assert ask(g, "B.loci[big].mem['n']") == int(20000 * math.log10(7)) + 1  # digits
+    assert ask(g, "B.info(short)['error']").startswith("cycle budget exhausted")
 
 
-# vm/patches/0014: source nested 100,000 deep, made in the guest. Before the patch the
+# vm/patches/0015: source nested 100,000 deep, made in the guest. Before the patch the
 # lists ran the C stack into its guard page (the machine stopped), the lambdas and the
 # tuple target never finished, and 20,000 brackets took half a minute.
 DEEP = [("'x = ' + '[' * N + ']' * N", "RuntimeError"),

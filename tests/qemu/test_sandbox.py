@@ -26,11 +26,13 @@ HID = {}
 for name, src in src_hostile.ALL:
     caps = [{'flavours': ['trail'], 'ops': ['sense', 'deposit'], 'region': (0, 0, 4, 4)}]
     try:
-        HID[name] = H.spawn(man(name, src, caps=caps + src_hostile.CAPS.get(name, [])))
+        HID[name] = H.spawn(man(name, src, caps=caps + src_hostile.CAPS.get(name, []),
+                                budget=dict({'ops': 2000, 'alloc': 16384},
+                                            **src_hostile.BUDGETS.get(name, {}))))
     except ValueError:
         HID[name] = None
 ESC = rounds(H, 120)
-""", timeout=600)
+""", timeout=900)
     assert ask(g, "ESC") == []
     assert ask(g, "H.info(w)['steps']") == 120
     states = ask(g, "[(n, H.info(i)['state']) for n, i in HID.items() if i is not None]")
@@ -38,6 +40,13 @@ ESC = rounds(H, 120)
     errors = ask(g, "[H.info(i)['error'] for i in HID.values() if i is not None]")
     assert all(len(e) <= 260 for e in errors), [len(e) for e in errors]
     assert ask(g, "H.contained") == 0
+    # The C starvers were stopped inside their built-in by the default cycles budget,
+    # three times each (vm/patches/0014), not by their generous allocation budgets.
+    starvers = ask(g, "[(n, H.info(HID[n])['strikes'], H.info(HID[n])['error']) "
+                      "for n in sorted(src_hostile.BUDGETS)]")
+    assert len(starvers) == 5, starvers
+    for name, strikes, error in starvers:
+        assert strikes == 3 and error.startswith("cycle budget exhausted"), (name, error)
     assert ask(g, "1 + 1") == 2
 
 

@@ -13,6 +13,10 @@
 // Read by every hook: while it is 0 a hook costs one load and a not-taken branch.
 uint8_t budget_armed;
 
+// Units of C-loop work between two polls (see budget_poll): small enough that a poll
+// comes well under a millisecond apart, large enough that its cost does not show.
+#define BUDGET_POLL_WORK (1 << 16)
+
 static struct {
     bool active;
     // Not BUDGET_OK once the call must stop; the stop lands at the next hook that may
@@ -23,6 +27,8 @@ static struct {
     mp_int_t abort_code;
     uint64_t ops_used, ops_limit;
     uint64_t tsc_deadline;
+    uint64_t tsc_last;               // the last TSC read by a hook or poll
+    uint64_t forgiven, forgive_max;  // cycles of gaps added to the deadline, and the cap
     uint64_t alloc_used, alloc_limit;
 } b;
 
@@ -56,6 +62,28 @@ static bool take_kbd(bool at_entry) {
     return false;
 }
 
+// Under TCG without -icount the TSC is the host's clock, and the host does not always run
+// the guest: between two hook events microseconds apart, steps of 40-140 ms were seen
+// with no work done (another process had the CPU). Consecutive TSC reads further apart
+// than BUDGET_GAP_CYCLES are taken for such a pause and move the deadline, up to
+// BUDGET_FORGIVE times the limit in all: hooks and polls come far closer together
+// while the call works (a poll at most every 65,536 units of C work), so only C code
+// that polls nowhere could also make a gap, and it stays bounded.
+#define BUDGET_GAP_CYCLES (20000000u)
+#define BUDGET_FORGIVE    (4u)
+
+static uint64_t read_tsc(void) {
+    uint64_t now = mp_hal_ticks_cpu();
+    uint64_t gap = now - b.tsc_last;
+    b.tsc_last = now;
+    if (gap > BUDGET_GAP_CYCLES && b.forgiven < b.forgive_max) {
+        uint64_t f = gap < b.forgive_max - b.forgiven ? gap : b.forgive_max - b.forgiven;
+        b.forgiven += f;
+        b.tsc_deadline += f;
+    }
+    return now;
+}
+
 static void charge_event(bool at_entry) {
     if (b.status != BUDGET_OK) {
         return;
@@ -70,7 +98,7 @@ static void charge_event(bool at_entry) {
         return;
     }
     b.ops_used++;
-    if (b.tsc_deadline != 0 && mp_hal_ticks_cpu() >= b.tsc_deadline) {
+    if (b.tsc_deadline != 0 && read_tsc() >= b.tsc_deadline) {
         b.status = BUDGET_CYCLES;
     }
 }
@@ -96,6 +124,51 @@ void budget_on_branch(void) {
     }
 }
 
+// MICROPY_C_LOOP_POLL_WORK (vm/patches/0014): a long loop in C (big-integer arithmetic,
+// substring search, sorting, an iterator consumed in C) never reaches the VM hooks above,
+// so it polls here every BUDGET_POLL_WORK units of work: a few thousand times a second of
+// such work, a few hundred instructions each time at most. The poll sites are places
+// where the loop may already raise, with every object it touches left valid.
+//   In a budgeted call: Ctrl-C and the cycle deadline, and a stop that fell due at an
+// allocation, end the call through the abort point, as at an entry hook (ops are VM
+// events and are not charged here, so they stay deterministic).
+//   Outside one: a pending exception (Ctrl-C) is raised and a requested VM abort is
+// taken, as the VM's pending check at its next jump would; scheduled callbacks are left
+// for that check (they would run Python in the middle of the C loop).
+ptrdiff_t budget_poll_countdown = BUDGET_POLL_WORK;
+
+void budget_poll(void) {
+    budget_poll_countdown = BUDGET_POLL_WORK;
+    if (!may_stop_now()) {
+        return;
+    }
+    if (budget_armed) {
+        if (b.status == BUDGET_OK) {
+            if (take_kbd(false)) {
+                b.status = BUDGET_RAISED;
+                b.kbd = true;
+            } else if (b.tsc_deadline != 0 && read_tsc() >= b.tsc_deadline) {
+                b.status = BUDGET_CYCLES;
+            }
+        }
+        if (b.status != BUDGET_OK) {
+            nlr_jump_abort();
+        }
+        return;
+    }
+#if MICROPY_ENABLE_VM_ABORT
+    if (MP_STATE_VM(vm_abort) && nlr_get_abort() != NULL) {
+        MP_STATE_VM(vm_abort) = false;
+        nlr_jump_abort();
+    }
+#endif
+    mp_obj_t pending = MP_STATE_THREAD(mp_pending_exception);
+    if (pending != MP_OBJ_NULL) {
+        MP_STATE_THREAD(mp_pending_exception) = MP_OBJ_NULL;
+        nlr_raise(pending);
+    }
+}
+
 // MICROPY_GC_ALLOC_HOOK: `n_bytes` is what a heap request adds. A request past the
 // budget is refused (it fails like an exhausted heap) and stops the call at the next
 // VM hook; from then on every request is refused until the stop lands. It must not
@@ -110,6 +183,15 @@ int budget_on_alloc(size_t n_bytes) {
     }
     b.alloc_used += n_bytes;
     return 0;
+}
+
+// The cycle deadline moves by `cycles` the call did not spend on its own work (a garbage
+// collection). The cycles reported for the call still count them.
+void budget_exclude_cycles(uint64_t cycles) {
+    if (b.active && b.tsc_deadline != 0) {
+        b.tsc_deadline += cycles;
+        b.tsc_last = mp_hal_ticks_cpu();  // not a gap as well
+    }
 }
 
 bool budget_active(void) {
@@ -147,6 +229,9 @@ void budget_run(mp_obj_t fn, mp_obj_t arg, const struct budget_limits *lim,
     out->value = mp_const_none;
     const uint64_t tsc_start = mp_hal_ticks_cpu();
     b.tsc_deadline = lim->cycles != 0 ? tsc_start + lim->cycles : 0;
+    b.tsc_last = tsc_start;
+    b.forgive_max =
+        lim->cycles <= UINT64_MAX / BUDGET_FORGIVE ? lim->cycles * BUDGET_FORGIVE : UINT64_MAX;
 
     nlr_buf_t nlr;
     if (nlr_push(&nlr) == 0) {

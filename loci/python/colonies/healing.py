@@ -38,7 +38,11 @@ def setup(m, seed=1, fraction=0.3, kill_at=KILL_AT, queen=True,
             # carry no rate of their own: each child's derived grant has the ant's.
             "caps": [{"flavours": ["census"], "ops": ["sense"]}]
             + [dict(c, rate=None) for c in ant["caps"]] + [{"spawn": True}],
-            "budget": {"ops": 20000, "alloc": 262144, "deposits": 64}, "restart": "on-failure",
+            # A burst of 8 spawns (the first compiles the ant's code) took up to 35.5M
+            # cycles under -icount: well past the default cycles budget, so she asks for
+            # her own, as for ops and alloc.
+            "budget": {"ops": 20000, "alloc": 262144, "deposits": 64,
+                       "cycles": 2000000000}, "restart": "on-failure",
             "attend": {"flavour": "census", "key": "ant"},
             "args": {"target": population, "burst": 8, "after": 2 * population // 10 + 20,
                      "code": ant["code"], "caps": ant["caps"], "budget": ant["budget"],

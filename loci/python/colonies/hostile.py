@@ -22,7 +22,8 @@ def setup(m, seed=1, which=None, **opts):
                "caps": [{"flavours": ["trail"], "ops": ["sense", "deposit"],
                          "region": (0, 0, 4, 4), "rate": 10.0}]
                + src_hostile.CAPS.get(name, []),
-               "budget": {"ops": 5000, "alloc": 32768, "deposits": 64},
+               "budget": dict({"ops": 5000, "alloc": 32768, "deposits": 64},
+                              **src_hostile.BUDGETS.get(name, {})),
                "attend": {"flavour": "trail", "at": (1, 1)}}
         try:
             st["hostile"][name] = {"id": m.spawn(man), "refused": None}

@@ -155,14 +155,63 @@ def step(ctx):
     ctx.mem['x'] = 2 ** 10 ** 8 + (1 << 10 ** 9)
 """
 
+# Long loops in C built-ins over data kept across steps (issue 22, item 8): none of them
+# reaches a VM hook, so before vm/patches/0014 each step ran to its end, seconds long,
+# with no strike. Each has an allocation budget with room for its data (BUDGETS): only
+# the cycles budget can stop it, in the middle of the built-in.
+SORT_SORTED = """
+def step(ctx):
+    a = ctx.mem.get('a')
+    if a is None:
+        a = ctx.mem['a'] = list(range(20000))
+    a.sort()                    # already sorted: the quicksort's worst case, quadratic
+"""
+
+SUBSTRING = """
+def step(ctx):
+    h = ctx.mem.get('h')
+    if h is None:
+        h = ctx.mem['h'] = 'a' * 100000
+        ctx.mem['n'] = 'a' * 1000 + 'b'
+    # naive search: every position compares up to 1001 bytes
+    ctx.mem['c'] = h.count(ctx.mem['n']) + h.find(ctx.mem['n'])
+"""
+
+INT_DIGITS = """
+def step(ctx):
+    d = ctx.mem.get('d')
+    if d is None:
+        d = ctx.mem['d'] = '7' * 100000
+    ctx.mem['i'] = int(d) & 1   # quadratic in the number of digits
+"""
+
+INT_STR = """
+def step(ctx):
+    n = ctx.mem.get('n')
+    if n is None:
+        n = ctx.mem['n'] = 7 ** 60000
+    ctx.mem['s'] = len(str(n))  # quadratic: one pass over the number per digit shown
+"""
+
+HUGE_POW = """
+def step(ctx):
+    ctx.mem['x'] = 7 ** 10 ** 7 & 1   # squarings of ever longer numbers
+"""
+
 ALL = (("loop", LOOP), ("alloc", ALLOC), ("raise", RAISE), ("outside", OUTSIDE),
        ("import", IMPORT), ("import-in-step", IMPORT_IN_STEP), ("dunder", DUNDER),
        ("getattr", GETATTR), ("catch-stop", CATCH_STOP), ("exc-selfref", EXC_SELFREF),
        ("exc-bigint", EXC_BIGINT), ("exc-long", EXC_LONG), ("log-selfref", LOG_SELFREF),
        ("peek", PEEK), ("unknown-flavour", UNKNOWN), ("spawn-ungranted", SPAWN_UNGRANTED),
        ("spawn-flood", SPAWN_FLOOD), ("squat", SQUAT), ("rewrite-flood", REWRITE_FLOOD),
-       ("fold-bomb", FOLD_BOMB))
+       ("fold-bomb", FOLD_BOMB), ("sort-sorted", SORT_SORTED), ("substring", SUBSTRING),
+       ("int-digits", INT_DIGITS), ("int-str", INT_STR), ("huge-pow", HUGE_POW))
 
 # Grants beyond the common one (the trail inside (0, 0, 4, 4)), by hostile.
 CAPS = {"spawn-flood": [{"spawn": True}], "rewrite-flood": [{"rewrite": True}],
         "squat": [{"flavours": ["deliv"], "ops": ["deposit"], "keys": ["h"]}]}
+
+# Budgets beyond the common one, by hostile: room for the C starvers' data.
+BUDGETS = {"sort-sorted": {"alloc": 1 << 20}, "substring": {"alloc": 1 << 18},
+           "int-digits": {"alloc": 1 << 18}, "int-str": {"alloc": 1 << 18},
+           "huge-pow": {"alloc": 1 << 20}}

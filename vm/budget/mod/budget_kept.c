@@ -7,7 +7,7 @@
 #include "py/runtime.h"
 
 // Scratch of the walk: one entry per block it visits. Static, since the walk must not
-// allocate (vm/patches/0015), and bounded: limits above KEPT_LIMIT_MAX are refused.
+// allocate (vm/patches/0016), and bounded: limits above KEPT_LIMIT_MAX are refused.
 #define KEPT_WORK      ((1u << 16) + 64)
 #define KEPT_STOPS     (32)
 #define KEPT_ROOTS     (32)
