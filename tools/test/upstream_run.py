@@ -42,6 +42,11 @@ CONFIGS = {
     "via-mpy": ["--via-mpy"],
     "native": ["--via-mpy", "--emit", "native"],
 }
+# Test folders whose tests import their siblings (import1b.py, pkg/, ext/): copied into
+# /data of the runner's private image copy, under GUEST_TREE, and each of their tests runs
+# with that folder as the guest's cwd (tools/test/upstream_runtests.py).
+GUEST_DIRS = ("import",)
+GUEST_TREE = "/data/mpy-tests"
 UNITTEST_REASON = "needs unittest (micropython-lib, which the Debian tree leaves empty)"
 LINE = re.compile(r"^(pass|FAIL|skip)\s+(\S+)")
 
@@ -133,17 +138,46 @@ def skip_reason(test: str, config: str, comments: dict[str, str]) -> str:
     return "run-tests.py: feature check or platform rule (see its run_tests())"
 
 
+def seed_guest_tree(image: Path, dirs: list[str]) -> list[str]:
+    """Copies the suite's folders of GUEST_DIRS among `dirs` into /data of `image` (a
+    private copy), under GUEST_TREE; returns the folders copied."""
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))  # run as a file: `tools` importable
+    from tools import datafs
+
+    wanted = [d for d in dirs if d in GUEST_DIRS]
+    if not wanted:
+        return []
+    inside = GUEST_TREE.removeprefix("/data")
+    fd = os.open(image, os.O_RDWR)
+    try:
+        fs = datafs.open_fs(fd, datafs.find_data(fd))
+        for d in wanted:
+            datafs.put_tree(fs, MPY_TREE / "tests" / d, f"{inside}/{d}")
+        fs.unmount()
+    except ValueError as e:
+        raise SystemExit(f"{image}: cannot put the test tree into /data: {e}") from None
+    finally:
+        os.close(fd)
+    return wanted
+
+
 def run_config(config: str, dirs: list[str], instance: str, target: str,
                files: list[str] | None, results: Path, mpy_cross: Path,
-               extra: list[str]) -> tuple[dict[str, DirResult], str, float]:
+               extra: list[str], guest_dirs: list[str]) -> tuple[dict[str, DirResult], str, float]:
     tests_dir = MPY_TREE / "tests"
     unit = unittest_tests(dirs)
-    cmd = [sys.executable, "run-tests.py", "-t", instance, "-r", str(results), *CONFIGS[config],
+    runner = ["run-tests.py"]
+    if guest_dirs:
+        runner = [str(ROOT / "tools" / "test" / "upstream_runtests.py"), "--guest-tree",
+                  GUEST_TREE, "--guest-dirs", ",".join(guest_dirs), "--"]
+    cmd = [sys.executable, *runner, "-t", instance, "-r", str(results), *CONFIGS[config],
            *extra]
     for t in unit:
         cmd += ["-e", "^" + re.escape(t) + "$"]
     cmd += files if files else ["-d", *dirs]
-    env = dict(os.environ, MICROPY_MPYCROSS=str(mpy_cross))
+    # MICROPY_DIR absolute: upstream_runtests.py starts in the tree's tests/ folder.
+    env = dict(os.environ, MICROPY_MPYCROSS=str(mpy_cross), MICROPY_DIR=str(MPY_TREE))
     print(f"== {target} {config}: {shlex.join(cmd)}", flush=True)
     t0 = time.monotonic()
     proc = subprocess.run(cmd, cwd=tests_dir, env=env, stdout=subprocess.PIPE,
@@ -302,12 +336,14 @@ def main(argv: list[str]) -> int:
     args.results_dir.mkdir(parents=True, exist_ok=True)
     instance = args.instance
     rw_stats = args.results_dir / "rw-stats.log" if args.aggressive else None
+    guest_dirs: list[str] = []
     if args.aggressive and instance:
         raise SystemExit("--aggressive is for LociOS (the bridge), not --instance")
     if not instance:
         # Boot a private copy: a rebuild during the run must not change the target.
         image = args.results_dir / "lociOS.img"
         shutil.copyfile(args.image, image)
+        guest_dirs = seed_guest_tree(image, dirs)
         instance = lociOS_instance(image, args.mem, args.results_dir / "bridge.log", rw_stats)
     report: dict = {"target": args.target, "tree": str(MPY_TREE), "configs": {},
                     "aggressive": args.aggressive}
@@ -319,7 +355,7 @@ def main(argv: list[str]) -> int:
         results = args.results_dir / f"{args.target}-{config}"
         per_dir, out, elapsed = run_config(config, dirs, instance, args.target, args.files,
                                            results, args.mpy_cross.resolve(),
-                                           args.runner_arg)
+                                           args.runner_arg, guest_dirs)
         (args.results_dir / f"{args.target}-{config}.log").write_text(out)
         expected = load_expected(args.expected, config, args.target)
         ran = {t for r in per_dir.values() for t in r.passed + r.failed}
