@@ -14,19 +14,13 @@ ROOT = "/data/audit"
 SUFFIX = ".audit"
 
 
-def _exists(path):
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
-
-
 def _mkdirs(path):
+    import storage
+
     here = ""
     for part in path.strip("/").split("/"):
         here += "/" + part
-        if not _exists(here):
+        if not storage.exists(here):
             os.mkdir(here)
 
 

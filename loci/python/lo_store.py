@@ -50,12 +50,9 @@ def _check_name(name):
                          "ending in .prev or .tmp" % (name,))
 
 
-def _exists(path):
-    try:
-        os.stat(path)
-        return True
-    except OSError:
-        return False
+def _storage():
+    import storage
+    return storage
 
 
 def _remove(path):
@@ -97,7 +94,7 @@ def _rotate(base):
     # The last save of `base` becomes base.prev, so that a damaged newest one still has
     # an older one to fall back to.
     for ext in (".snap", ".journal"):
-        if _exists(base + ext):
+        if _storage().exists(base + ext):
             os.rename(base + ext, base + ".prev" + ext)
 
 

@@ -102,6 +102,17 @@ def find(name=NAME):
     return guarded
 
 
+def exists(path):
+    """Whether path names a file or directory (os has no exists())."""
+    import os
+
+    try:
+        os.stat(path)
+        return True
+    except OSError:
+        return False
+
+
 mounted = None  # "virtio0 partition 2 (LOCIDATA)" once /data is mounted
 _part = None     # its Partition
 
