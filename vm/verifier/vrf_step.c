@@ -354,6 +354,10 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
                     (s->d < node_base(b) + 2 || !is_cause(kget(s, node_base(b) + 1)))) {
                     FAIL(VRF_RULE_BLOCK, "returns from a finally handler whose cause is gone");
                 }
+                if (node_op(c, b) != OP_SETUP_EXCEPT && !node_active(b, in->off) &&
+                    (r = vrf_unwind_runs(c, in, b))) {
+                    return r;
+                }
             }
             *falls = 0;
             return pop_n(c, in, s, 1);
