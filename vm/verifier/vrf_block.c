@@ -195,6 +195,31 @@ int vrf_setup_block(ctx_t *c, const vrf_insn_t *in, st_t *s, uint32_t base) {
     return 0;
 }
 
+// An unwind (RETURN_VALUE, UNWIND_JUMP) that runs a finally handler goes on from the
+// END_FINALLY that ends it, and the VM then judges each enclosing finally active or not
+// by that END_FINALLY's offset (handler <= ip), where the verifier judged all of them at
+// the unwind's start. The two agree when every unwind that runs block blk starts after
+// its SETUP (here) and no enclosing finally's handler lies between that SETUP and any
+// END_FINALLY ending blk (resume_alike): together no handler lies between the
+// unwind's start and where it resumes.
+int vrf_unwind_runs(ctx_t *c, const vrf_insn_t *in, uint32_t blk) {
+    if (in->off < blk - 1) {
+        FAIL(VRF_RULE_BLOCK, "unwinds through a finally block from before its SETUP");
+    }
+    return 0;
+}
+
+static int resume_alike(ctx_t *c, const vrf_insn_t *in, uint32_t blk) {
+    for (uint32_t a = vrf_s_nparent[blk - 1]; a; a = vrf_s_nparent[a - 1]) {
+        uint32_t h = vrf_s_nhandler[a - 1];
+        if (node_op(c, a) != OP_SETUP_EXCEPT && blk - 1 < h && h <= in->off) {
+            FAIL(VRF_RULE_BLOCK, "ends a finally handler after the handler of an enclosing "
+                                 "finally that an unwind through it would misjudge");
+        }
+    }
+    return 0;
+}
+
 // UNWIND_JUMP: the VM pops (extra & 0x7f) blocks, running inactive finally handlers
 // (which return here through END_FINALLY) and cancelling active ones, then jumps.
 int vrf_unwind_jump(ctx_t *c, const vrf_insn_t *in, st_t *s) {
@@ -209,6 +234,9 @@ int vrf_unwind_jump(ctx_t *c, const vrf_insn_t *in, st_t *s) {
             if (!node_active(blk, in->off)) {
                 if (d != node_base(blk)) {
                     FAIL(VRF_RULE_BLOCK, "unwinds through a finally with the stack off its base");
+                }
+                if (vrf_unwind_runs(c, in, blk)) {
+                    return c->res->rule;
                 }
                 // The handler runs and comes back; WITH_CLEANUP drops __exit__ and self,
                 // an async-with handler its context manager.
@@ -257,6 +285,9 @@ static int end_finally(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
     uint32_t b = node_base(s->blk);
     if (bop < 0 || !node_active(s->blk, in->off)) {
         FAIL(VRF_RULE_BLOCK, "does not end an active handler with its cause on top");
+    }
+    if (bop != OP_SETUP_EXCEPT && resume_alike(c, in, s->blk)) {
+        return c->res->rule;
     }
     if (vrf_node_async(s->blk)) {
         if (s->unw == s->blk) {

@@ -315,5 +315,16 @@ const char *vrf_parse_prelude(const vrf_fn_t *fn, vrf_prelude_t *pr, uint32_t *b
         }
         q += n;
     }
+    // The rest of the section is the line-number table: entries of one byte (0LLBBBBB)
+    // or two (1LLLBBBB LLLLLLLL). The VM's decoder (mp_bytecode_get_source_line, run
+    // for every traceback) stops only at the section's end, so an entry starting on its
+    // last byte would have it read one byte past it: every entry must end inside.
+    while (q < info_end) {
+        if ((c[q] & 0x80) && q + 1 >= info_end) {
+            *bad_off = (uint32_t)q;
+            return "line-number table runs past the source-info section";
+        }
+        q += (c[q] & 0x80) ? 2 : 1;
+    }
     return 0;
 }

@@ -342,18 +342,38 @@ int vrf_step(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls) {
             if (c->fn->class_body && kget(s, s->d) != K_NONE && kget(s, s->d) != K_CELL) {
                 FAIL(VRF_RULE_STACK, "returns from a class body something but None or a cell");
             }
-            // The VM's unwind cancels each active finally by looking just below the
-            // value it carries down (CANCEL_ACTIVE_FINALLY): every such cause must be
-            // where the handler started, so those looks stay inside the stack.
-            // An async-with handler runs no user code: nothing returns from inside it.
-            for (uint32_t b = s->blk; b; b = vrf_s_nparent[b - 1]) {
+            // The VM's unwind carries the value down block by block (py/vm.c
+            // unwind_return): it cancels an active finally by taking the slot just
+            // below the value for that handler's cause (CANCEL_ACTIVE_FINALLY), and
+            // runs an inactive one with the value moved just above its base. So the
+            // value must sit right above each active handler's cause when the unwind
+            // reaches it: nothing of the handler's own (an iterator, a temporary) may
+            // lie between. An async-with handler runs no user code: nothing returns
+            // from inside it.
+            for (uint32_t b = s->blk, p = s->d; b; b = vrf_s_nparent[b - 1]) {
+                int bop = node_op(c, b);
+                uint32_t base = node_base(b);
                 if (vrf_node_async(b) && node_active(b, in->off)) {
                     FAIL(VRF_RULE_BLOCK, "returns from inside an async-with handler");
                 }
-                if (node_op(c, b) != OP_SETUP_EXCEPT && node_active(b, in->off) &&
-                    (s->d < node_base(b) + 2 || !is_cause(kget(s, node_base(b) + 1)))) {
-                    FAIL(VRF_RULE_BLOCK, "returns from a finally handler whose cause is gone");
+                if (bop == OP_SETUP_EXCEPT) {
+                    continue;
                 }
+                if (node_active(b, in->off)) {
+                    if (p != base + 2 || !is_cause(kget(s, base + 1))) {
+                        FAIL(VRF_RULE_BLOCK,
+                             "returns from a finally handler without the value right on its cause");
+                    }
+                    p = base + 1;
+                    continue;
+                }
+                if ((r = vrf_unwind_runs(c, in, b))) {
+                    return r;
+                }
+                // The handler runs with the value at base + 1 and hands it back there;
+                // WITH_CLEANUP also drops __exit__ and self, an async-with handler its
+                // context manager.
+                p = base + 1 - (bop == OP_SETUP_WITH ? 2 : vrf_node_async(b) ? 1 : 0);
             }
             *falls = 0;
             return pop_n(c, in, s, 1);
