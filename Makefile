@@ -192,7 +192,7 @@ test-machines: build boot-test-apps $(call setup_group,sign)
 
 # The power-cut loop of tests/qemu/test_powercut.py at CUTS SIGKILLs of QEMU (make test
 # makes 3), its delays drawn from SEED; the summary lands in build/powercut/report.txt
-# (every cut's record in report.json). About 15 s a cut under TCG.
+# (every cut's record in report.json). 10-16 s a cut under TCG.
 CUTS ?= 50
 SEED ?= 1
 .PHONY: test-powercut

@@ -29,14 +29,15 @@ def _hexd(f):
     return ''.join('%02x' % b for b in f.digest()[:8])
 
 
-def pc_work(ticks=3, keep=3):
+def pc_work(ticks=2, keep=3):
     try:
         os.mkdir(PC)
     except OSError:
         pass
     f = lo.F
     if f is None:
-        f = use(Field([grid('food', 40, 30, E=0.05, G=0.3), grid('trail', 40, 30, E=0.1,
+        # Two 80x60 grids: a snapshot of about 40 KB, ten littlefs blocks to write.
+        f = use(Field([grid('food', 80, 60, E=0.05, G=0.3), grid('trail', 80, 60, E=0.1,
                                                                    G=0.5),
                        keyed('work', 32, E=0.05, min=0.01)]))
         autosave(ticks=ticks, keep=keep)
@@ -54,7 +55,7 @@ def pc_work(ticks=3, keep=3):
     while True:
         for _ in range(4):
             s = (s * 1103515245 + 12345) & 0x7FFFFFFF
-            f.deposit('trail', (s % 40, (s >> 8) % 30), 1.0 + (s >> 20) % 4, 100 + s % 3)
+            f.deposit('trail', (s % 80, (s >> 8) % 60), 1.0 + (s >> 20) % 4, 100 + s % 3)
         f.deposit('work', 'task%d' % (s % 7), 1.0, 200)
         due = f.tick_count() + 1 >= lo_store._AUTO['next']
         saved = lo_store._AUTO['saved']
