@@ -46,15 +46,7 @@ class Prelude:
             n_kw |= ((z & 0x08) >> 3) << n
             n += 1
         self.sig = code[:p]
-        n_info = n_cell = shift = 0
-        while True:
-            z = code[p]
-            p += 1
-            n_cell |= (z & 1) << shift
-            n_info |= ((z & 0x7E) >> 1) << (6 * shift)
-            shift += 1
-            if not z & 0x80:
-                break
+        n_info, n_cell, p = H.size_info(code, p)
         q = p
         for _ in range(1 + n_pos + n_kw):
             q += _uint_len(code, q)

@@ -180,13 +180,8 @@ def parse_mpy(data: bytes) -> Mpy:
     return Mpy(qstrs, n_obj, _raw_code(r), kinds)
 
 
-def opcodes_start(code: bytes) -> int:
-    """Offset of a bytecode function's first opcode: past the signature, the size
-    (n_info, n_cell) var-uints and the info and cell sections."""
-    p = 0
-    while code[p] & 0x80:
-        p += 1
-    p += 1
+def size_info(code: bytes, p: int) -> tuple[int, int, int]:
+    """(n_info, n_cell, offset after them) of the prelude's size var-uints at p."""
     n_info = n_cell = shift = 0
     while True:
         z = code[p]
@@ -196,6 +191,16 @@ def opcodes_start(code: bytes) -> int:
         shift += 1
         if not z & 0x80:
             break
+    return n_info, n_cell, p
+
+
+def opcodes_start(code: bytes) -> int:
+    """Offset of a bytecode function's first opcode: past the signature, the size
+    (n_info, n_cell) var-uints and the info and cell sections."""
+    p = 0
+    while code[p] & 0x80:
+        p += 1
+    n_info, n_cell, p = size_info(code, p + 1)
     return p + n_info + n_cell
 
 
