@@ -281,6 +281,9 @@ class Mesh:
             return
         if st == _budget.RAISED and isinstance(val, KeyboardInterrupt):
             raise val
+        if st == _budget.CYCLES:
+            self._starved(r, self._why(r, st, val))
+            return
         self._fail(r, self._why(r, st, val))
 
     def _kept_over(self, r):
@@ -323,6 +326,22 @@ class Mesh:
         else:
             r.backoff_until = self.rounds + min(BACKOFF_MAX, 1 << r.strikes)
             r.state = "backoff"
+
+    def _starved(self, r, why):
+        """A step that ran its whole cycles budget (by default 500 times the largest
+        step of any colony Locus) held every neighbour up for that long: a second and a
+        third chance would cost them as much again, and a restart would start over.
+        So it is retired at once and not restarted, and a descendant's stop is a strike
+        on its lineage's root, so that no lineage can starve the mesh more than
+        MAX_STRIKES times (each of its children costs at most one budget)."""
+        self.failed += 1
+        r.fails += 1
+        r.strikes += 1
+        r.add_log(self.tick, "strike %d: %s" % (r.strikes, why))
+        self._retire(r, why + ": retired at once, not restarted", failure=False)
+        root = self.loci.get(r.root)
+        if root is not None and root is not r and root.state != "retired":
+            self._fail(root, "its descendant %d ran out of cycles" % r.id)
 
     # ---- birth and death ---------------------------------------------------------
     def _room(self):

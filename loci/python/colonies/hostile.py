@@ -1,6 +1,9 @@
 # SPDX-License-Identifier: MIT
-# Hostile colony: the foraging colony with hostile Loci beside it (restart "never").
-# Reports each hostile's fate and the foraging throughput against a run without them.
+# Hostile colony: the foraging colony with hostile Loci beside it (restart "never"
+# unless src_hostile.RESTART says otherwise). Reports each hostile's fate and the
+# foraging throughput against a run without them, per tick and per guest second.
+import time
+
 import mesh
 
 from colonies import common, foraging, src_hostile
@@ -18,7 +21,8 @@ def setup(m, seed=1, which=None, **opts):
     for name, src in src_hostile.ALL:
         if which is not None and name not in which:
             continue
-        man = {"name": "hostile-" + name, "code": src, "restart": "never",
+        man = {"name": "hostile-" + name, "code": src,
+               "restart": src_hostile.RESTART.get(name, "never"),
                "caps": [{"flavours": ["trail"], "ops": ["sense", "deposit"],
                          "region": (0, 0, 4, 4), "rate": 10.0}]
                + src_hostile.CAPS.get(name, []),
@@ -42,26 +46,39 @@ def report(m):
             continue
         i = m.info(h["id"])
         fates[name] = {"outcome": i["state"], "steps": i["steps"], "strikes": i["strikes"],
-                       "error": i.get("error")}
+                       "restarts": i["restarts"], "error": i.get("error")}
     out["hostile"] = fates
     return out
 
 
 def run(seed=1, ticks=TICKS, quiet=False, **opts):
-    """Foraging alone, then with the hostiles; deliveries in `ticks` ticks of each."""
+    """Foraging alone, then with the hostiles; deliveries in `ticks` ticks of each, and
+    per guest second (time.ticks_ms around each run, spawns included; under QEMU
+    -icount the guest's clock is its instruction count, so reruns agree)."""
+    t = time.ticks_ms()
     base = mesh.Mesh(flavours(**opts), seed=seed)
     foraging.setup(base, seed=seed, **opts)
     base.run(ticks)
+    secs_alone = time.ticks_diff(time.ticks_ms(), t) / 1000
     alone = foraging.report(base)["delivered"]
+    base = None
+    t = time.ticks_ms()
     m = mesh.Mesh(flavours(**opts), seed=seed)
     setup(m, seed=seed, **opts)
     m.run(ticks)
+    secs = time.ticks_diff(time.ticks_ms(), t) / 1000
     rep = report(m)
     rep["delivered_alone"] = alone
     rep["throughput_ratio"] = rep["delivered"] / alone if alone else None
+    rep["seconds_alone"] = secs_alone
+    rep["seconds"] = secs
+    rep["per_second_ratio"] = ((rep["delivered"] / secs) / (alone / secs_alone)
+                               if alone and secs else None)
     if not quiet:
         for name, f in rep["hostile"].items():
             print("%-15s %s  %s" % (name, f["outcome"], f.get("error")))
-        print("deliveries in %d ticks: %d alone, %d beside the hostiles" % (
-            ticks, alone, rep["delivered"]))
+        print("deliveries in %d ticks: %d alone (%.2f guest s), %d beside the hostiles "
+              "(%.2f guest s): %.3f per tick, %.3f per guest second" % (
+                  ticks, alone, secs_alone, rep["delivered"], secs,
+                  rep["throughput_ratio"] or 0, rep["per_second_ratio"] or 0))
     return rep

@@ -198,6 +198,23 @@ def step(ctx):
     ctx.mem['x'] = 7 ** 10 ** 7 & 1   # squarings of ever longer numbers
 """
 
+# A starver that asks to be restarted after each failure: before, each of its four lives
+# had three stopped steps, twelve budgets' worth of its neighbours' time.
+STARVE_RESTART = SORT_SORTED
+
+# With a spawn grant: a new starving child every step, each asking for restarts, so the
+# lineage, not one Locus, holds the neighbours up (a child's cycles stop is a strike on
+# its lineage's root).
+STARVE_KIDS = """
+KID = {'name': 'starve-kid', 'restart': 'on-failure', 'budget': {'alloc': 1 << 20},
+       'code': 'def step(ctx):\\n    a = ctx.mem.get("a")\\n    if a is None:\\n'
+               '        a = ctx.mem["a"] = list(range(20000))\\n    a.sort()\\n'}
+
+
+def step(ctx):
+    ctx.spawn(KID)
+"""
+
 ALL = (("loop", LOOP), ("alloc", ALLOC), ("raise", RAISE), ("outside", OUTSIDE),
        ("import", IMPORT), ("import-in-step", IMPORT_IN_STEP), ("dunder", DUNDER),
        ("getattr", GETATTR), ("catch-stop", CATCH_STOP), ("exc-selfref", EXC_SELFREF),
@@ -205,13 +222,19 @@ ALL = (("loop", LOOP), ("alloc", ALLOC), ("raise", RAISE), ("outside", OUTSIDE),
        ("peek", PEEK), ("unknown-flavour", UNKNOWN), ("spawn-ungranted", SPAWN_UNGRANTED),
        ("spawn-flood", SPAWN_FLOOD), ("squat", SQUAT), ("rewrite-flood", REWRITE_FLOOD),
        ("fold-bomb", FOLD_BOMB), ("sort-sorted", SORT_SORTED), ("substring", SUBSTRING),
-       ("int-digits", INT_DIGITS), ("int-str", INT_STR), ("huge-pow", HUGE_POW))
+       ("int-digits", INT_DIGITS), ("int-str", INT_STR), ("huge-pow", HUGE_POW),
+       ("starve-restart", STARVE_RESTART), ("starve-kids", STARVE_KIDS))
 
 # Grants beyond the common one (the trail inside (0, 0, 4, 4)), by hostile.
 CAPS = {"spawn-flood": [{"spawn": True}], "rewrite-flood": [{"rewrite": True}],
+        "starve-kids": [{"spawn": True}],
         "squat": [{"flavours": ["deliv"], "ops": ["deposit"], "keys": ["h"]}]}
 
 # Budgets beyond the common one, by hostile: room for the C starvers' data.
 BUDGETS = {"sort-sorted": {"alloc": 1 << 20}, "substring": {"alloc": 1 << 18},
            "int-digits": {"alloc": 1 << 18}, "int-str": {"alloc": 1 << 18},
-           "huge-pow": {"alloc": 1 << 20}}
+           "huge-pow": {"alloc": 1 << 20}, "starve-restart": {"alloc": 1 << 20},
+           "starve-kids": {"alloc": 1 << 20}}
+
+# Restart policies other than "never", by hostile.
+RESTART = {"starve-restart": "on-failure"}

@@ -43,6 +43,11 @@ ORACLE_BUILD = H.OUT / "unix-build-oracle"
 PRISTINE_BUILD = H.OUT / "unix-build"
 OUT = H.OUT / "soundness.json"
 FAIL_DIR = H.OUT / "soundness-failures"
+# Modules that turn integers into addresses through uctypes (bytearray_at(0, ...), and
+# struct's "O"/"S" formats on addressof values) read raw memory, which the trusted
+# profile allows on purpose and no verifier can bound (the locus profile refuses the
+# import): a mutant that moves such an address faults by design, not through a hole.
+RAW_MEMORY = "uctypes"
 
 
 def probe_tree() -> Path:
@@ -218,7 +223,7 @@ def main() -> None:
     oracle = build_oracle(pristine)
     only = argv[3] if len(argv) > 3 else ""
     files = [f for f in sorted((H.MPY_DIR / "tests" / "basics").glob("*.py"))
-             if only in f.read_text()]
+             if only in f.read_text() and RAW_MEMORY not in f.read_text()]
     mods = [(f, H.mpy_cross(f, f.name)) for f in files]
     stats = {"tried": 0, "accepted": 0, "ran_ok": 0, "python_error": 0, "timeout": 0,
              "failures": 0}
