@@ -105,10 +105,10 @@ uint8_t scsi_sync_cache(uint8_t *cdb) {
 
 uint8_t scsi_rw(uint8_t *cdb, bool write, uint64_t lba, uint32_t count) {
     zero(cdb, BOT_CDB_MAX);
-    if (count == 0 || lba > UINT64_MAX - count) {
+    if (count == 0 || count - 1 > UINT64_MAX - lba) {  // the last block is lba + count - 1
         return 0;
     }
-    if (count <= 0xffffu && lba + count <= 0x100000000ull) {
+    if (count <= 0xffffu && lba <= 0x100000000ull - count) {  // never computes lba + count
         cdb[0] = write ? SCSI_WRITE10 : SCSI_READ10;
         put_be32(cdb + 2, (uint32_t)lba);
         cdb[7] = (uint8_t)(count >> 8);

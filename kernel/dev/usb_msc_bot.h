@@ -56,8 +56,8 @@ uint8_t scsi_read_capacity10(uint8_t *cdb);
 uint8_t scsi_read_capacity16(uint8_t *cdb, uint32_t alloc_len);
 uint8_t scsi_sync_cache(uint8_t *cdb);
 // READ or WRITE of `count` blocks at `lba`: the 10-byte form when the range fits its
-// 32-bit address and 16-bit count, else the 16-byte form. 0 when count is 0 or the
-// range would pass 2^64 (nothing to send).
+// 32-bit address and 16-bit count, else the 16-byte form. 0 when count is 0 or a block
+// of the range would lie at 2^64 or beyond (nothing to send).
 uint8_t scsi_rw(uint8_t *cdb, bool write, uint64_t lba, uint32_t count);
 
 // READ CAPACITY data. Returns the block count and sets *block_size; 0 when the data is
