@@ -214,3 +214,34 @@ print(open('/data/usb-note.txt').read() == {note!r} * 100)
         assert run(g2, "print(6 * 7)") == "42"
     finally:
         g2.close()
+
+
+def test_a_read_error_on_the_stick_is_a_sense_error_and_the_disk_goes_on(tmp_path):
+    """A second stick whose backing file fails reads of one sector (QEMU's blkdebug):
+    the device answers that READ with CHECK CONDITION, the driver fetches the sense
+    data, reports it and raises EIO; the next reads work."""
+    raw = tmp_path / "bad.raw"
+    raw.write_bytes(bytes(range(256)) * (8 << 20 >> 8))
+    cfg = tmp_path / "blkdebug.cfg"
+    cfg.write_text('[inject-error]\nevent = "read_aio"\niotype = "read"\nerrno = "5"\n'
+                   'sector = "1000"\n')
+    extra = ["-device", "qemu-xhci,id=xhci",
+             "-drive", f"if=none,id=bad,format=raw,file=blkdebug:{cfg}:{raw}",
+             "-device", "usb-storage,bus=xhci.0,drive=bad"]
+    g = Guest(IMAGE, log=tmp_path / "bad.log", extra=extra)
+    try:
+        g.banner = g.boot()
+        assert re.search(r"usb: port \d+: disk usb0, 8 MiB \(16384 blocks of 512 bytes\)",
+                         g.banner), g.banner
+        assert "data: virtio0 partition 2 (LOCIDATA)" in g.banner  # the boot disk's
+        g.raw_enter()
+        g.exec("import disk\nU = disk.Disk('usb0')\n")
+        g.raw_send("b = bytearray(512); U.readblocks(1000, b)")
+        out, e = g.raw_finish(60)
+        assert b"OSError" in e and b"EIO" in e and b"usb0" in e, (out, e)
+        assert re.search(rb"usb0: read of 1 blocks at 1000 failed: [a-z ]+ \(asc 0x", out), out
+        assert run(g, "b = bytearray(1024); U.readblocks(998, b); print(bytes(b[:4]).hex())") \
+            == "00010203"
+        assert run(g, "U.writeblocks(1000, bytes(512)); U.ioctl(3, 0); print('ok')") == "ok"
+    finally:
+        g.close()
