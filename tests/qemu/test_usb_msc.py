@@ -5,7 +5,9 @@ so the stick is the only disk. The banner names it `usb0`, /data is mounted from
 LOCIDATA partition, `disk.Disk('usb0')` reads what the host file holds and writes what
 the host file then holds (in the gap the GPT leaves after LOCIDATA, and the last block,
 put back after), a file written to /data is there at the next boot of the same file,
-and a stick pulled out fails requests with EIO instead of hanging them."""
+and a stick pulled out fails requests with EIO instead of hanging them. Two more boots
+give a stick whose reads of one sector fail (the sense path) and one behind a hub at
+full speed."""
 
 from __future__ import annotations
 
@@ -245,3 +247,30 @@ def test_a_read_error_on_the_stick_is_a_sense_error_and_the_disk_goes_on(tmp_pat
         assert run(g, "U.writeblocks(1000, bytes(512)); U.ioctl(3, 0); print('ok')") == "ok"
     finally:
         g.close()
+
+
+def test_a_stick_behind_a_hub_at_full_speed(tmp_path):
+    """The other path a stick takes: a USB 2 port, behind a hub, at full speed (64-byte
+    bulk packets, no SuperSpeed companion): found, read and written like the first."""
+    raw = tmp_path / "hub.raw"
+    raw.write_bytes(os.urandom(4 << 20))
+    extra = ["-device", "qemu-xhci,id=xhci", "-device", "usb-hub,bus=xhci.0,port=1",
+             "-drive", f"if=none,id=hs,format=raw,file={raw}",
+             "-device", "usb-storage,bus=xhci.0,port=1.1,drive=hs"]
+    g = Guest(IMAGE, log=tmp_path / "hub.log", extra=extra)
+    try:
+        g.banner = g.boot()
+        assert re.search(r"usb: port 5\.1: disk usb0, 4 MiB \(8192 blocks of 512 bytes\)",
+                         g.banner), g.banner
+        assert re.search(r"usb: port 5\.1: mass storage \(46f4:0001, (full|high) speed\)",
+                         g.banner), g.banner
+        g.raw_enter()
+        g.exec("import disk\nU = disk.Disk('usb0')\n")
+        got = run(g, "b = bytearray(8 * 512); U.readblocks(8184, b); print(bytes(b).hex())")
+        assert bytes.fromhex(got) == host_read(raw, 8184, 8 * BS)
+        w = os.urandom(70 * 1024)  # more than one 64 KiB command
+        assert run(g, f"w = {w!r}\nU.writeblocks(100, w)\nU.ioctl(3, 0)\n"
+                      "r = bytearray(len(w)); U.readblocks(100, r); print(r == w)") == "True"
+    finally:
+        g.close()
+    assert host_read(raw, 100, len(w)) == w
