@@ -320,11 +320,12 @@ static const char *start(struct msc *m, struct usb_device *d, const uint8_t *int
     m->ep_in = in[2];
     m->ep_out = out[2];
     m->no_sync = false;
-    if (!usb_set_configuration(d)) {
-        return "SET_CONFIGURATION failed";
-    }
+    // The controller's endpoints first, then the device's configuration (xHCI §4.3.5).
     if (!usb_open_bulk(d, in, end) || !usb_open_bulk(d, out, end)) {
         return "its bulk endpoints could not be opened";
+    }
+    if (!usb_set_configuration(d)) {
+        return "SET_CONFIGURATION failed";
     }
     // Get Max LUN: a device with one LUN may stall it (§3.2); LUN 0 is used either way.
     uint8_t max_lun = 0;

@@ -643,14 +643,17 @@ int xhci_bulk(struct usb_device *d, uint8_t ep_addr, uint64_t phys, uint32_t len
     // One TD: a Normal TRB per piece of the buffer that stays inside one 64 KiB window
     // (§6.4.1.1: a TRB's buffer must not cross a 64 KiB boundary), chained; the last one
     // interrupts, and every one reports a short packet (IN) as the end of the TD.
+    // TD Size (§4.11.2.4): the TD's packets less those the bytes up to the end of this
+    // TRB fill, 0 in the last TRB.
     hc->bulk.ntrbs = 0;
-    uint32_t left = len;
+    uint32_t left = len, sent = 0, tdpc = mps ? (len + mps - 1) / mps : 0;
     uint64_t at = phys;
     while (left) {
         uint32_t room = 0x10000u - (uint32_t)(at & 0xffff);
         uint32_t n = left < room ? left : room;
         left -= n;
-        unsigned packets_after = mps ? (left + mps - 1) / mps : 0;
+        sent += n;
+        unsigned packets_after = left && mps ? tdpc - sent / mps : 0;
         uint32_t control = TRB_TYPE(TRB_NORMAL) | (in ? TRB_ISP : 0) | (left ? TRB_CH : TRB_IOC);
         unsigned i = hc->bulk.ntrbs++;
         hc->bulk.len[i] = n;
