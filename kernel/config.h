@@ -81,6 +81,9 @@
 #define KUSB_PORT_RESET_MS   500   // a port reset ends within this
 #define KUSB_RECOVERY_MS     10    // reset end to the first request (TRSTRCY)
 #define KUSB_SETTLE_MS       2000  // boot waits at most this for devices present at boot
+#define KMSC_XFER_MS         5000  // one bulk transfer of a USB disk (a command, its data, status)
+#define KMSC_READY_MS        8000  // a USB disk becoming ready (TEST UNIT READY retried)
+#define KMSC_READY_STEP_MS   100   // between those retries
 
 // isa-debug-exit (port 0xf4, 32-bit write v -> QEMU exit status (v << 1) | 1).
 #define KDEBUG_EXIT_PORT 0xf4

@@ -11,7 +11,7 @@ KERNEL_C_SRCS := \
 	kernel/power.c kernel/kio.c kernel/klib.c kernel/probe.c \
 	kernel/crash.c kernel/console.c kernel/dev/pci.c kernel/cpu_features.c kernel/tsc_calibrate.c kernel/efi_runtime.c \
 	kernel/dev/keymap.c kernel/dev/i8042.c kernel/dev/xhci.c kernel/dev/usb.c kernel/dev/usb_hub.c \
-	kernel/dev/usb_kbd.c kernel/dev/blk.c kernel/dev/virtio_blk.c kernel/dev/nvme.c kernel/dev/nvme_prp.c \
+	kernel/dev/usb_kbd.c kernel/dev/usb_msc.c kernel/dev/usb_msc_bot.c kernel/dev/blk.c kernel/dev/virtio_blk.c kernel/dev/nvme.c kernel/dev/nvme_prp.c \
 	kernel/dev/fbcon.c kernel/dev/fbcon_term.c kernel/dev/fbcon_draw.c kernel/dev/fbcon_font.c
 KERNEL_S_SRCS := kernel/entry.S kernel/isr.S kernel/probe_access.S
 

@@ -175,7 +175,8 @@ def qemu_command(
     if usb_stick:
         cmd += ["-device", "qemu-xhci,id=xhci",
                 "-drive", f"if=none,id=stick,format=raw,file={image}{snap}",
-                "-device", "usb-storage,bus=xhci.0,drive=stick,removable=on,bootindex=0"]
+                "-device", "usb-storage,bus=xhci.0,drive=stick,removable=on,bootindex=0,"
+                           "id=stickdev"]
     else:
         cmd += ["-drive", f"format=raw,file={image},if=virtio{snap}"]
     cmd += ["-device", DEBUG_EXIT_DEVICE, "-display", "none"]

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Block devices: what every disk driver (virtio-blk, NVMe; USB mass storage later)
+// Block devices: what every disk driver (virtio-blk, NVMe, USB mass storage)
 // registers, so the port sees them all the same way. Requests are synchronous and
 // bounded: each returns 0 or a negative BLK_E* code, never waits forever.
 #ifndef LOCIOS_KERNEL_DEV_BLK_H

@@ -23,7 +23,8 @@ enum {
 
 static struct usb_device devices[KUSB_MAX_DEVICES];
 static struct usb_portset *portsets;
-static const struct usb_driver *const drivers[] = { &usb_hub_driver, &usb_kbd_driver };
+static const struct usb_driver *const drivers[] = { &usb_hub_driver, &usb_kbd_driver,
+                                                    &usb_msc_driver };
 static bool busy;  // a port is in transition: the boot waits for it to settle
 
 static uint64_t ms_to_tsc(unsigned ms) {
@@ -63,6 +64,29 @@ bool usb_open_interrupt_in(struct usb_device *d, const uint8_t *ep, usb_intr_don
     return xhci_open_interrupt_in(d, ep, done);
 }
 
+bool usb_open_bulk(struct usb_device *d, const uint8_t *ep, const uint8_t *end) {
+    if (ep[0] < 7 || (ep[3] & 3) != 2) {
+        return false;
+    }
+    const uint8_t *next = ep + ep[0];  // the companion, if any, follows its endpoint
+    const uint8_t *companion = NULL;
+    if (d->speed == USB_SPEED_SUPER && next + 6 <= end && next[0] >= 6 &&
+        next[1] == USB_DESC_SS_EP_COMPANION) {
+        companion = next;
+    }
+    return xhci_open_bulk(d, ep, companion);
+}
+
+int usb_bulk(struct usb_device *d, uint8_t ep_addr, uint64_t phys, uint32_t len, unsigned ms,
+             uint32_t *moved) {
+    return xhci_bulk(d, ep_addr, phys, len, ms, moved);
+}
+
+bool usb_clear_halt(struct usb_device *d, uint8_t ep_addr) {
+    bool ok = usb_control(d, USB_REQ_ENDPOINT, 1, 0, ep_addr, NULL, 0) >= 0;  // ENDPOINT_HALT
+    return xhci_bulk_reset(d, ep_addr) && ok;
+}
+
 static const char *speed_name(uint8_t s) {
     switch (s) {
         case USB_SPEED_LOW:
@@ -78,7 +102,7 @@ static const char *speed_name(uint8_t s) {
     }
 }
 
-static void where(const struct usb_device *d, char *buf, size_t cap) {
+void usb_where(const struct usb_device *d, char *buf, unsigned cap) {
     if (d->parent) {
         size_t n = ksnprintf(buf, cap, "port %u", d->root_port);
         for (unsigned i = 0; i < d->depth; i++) {
@@ -124,7 +148,7 @@ static struct usb_device *enumerate(struct usb_portset *ps, unsigned port, uint8
     }
     d->ep0_mps = speed == USB_SPEED_SUPER ? 512 : speed == USB_SPEED_HIGH ? 64 : 8;
     char at[40];
-    where(d, at, sizeof(at));
+    usb_where(d, at, sizeof(at));
 
     uint8_t desc[18];
     const char *fail = NULL;
@@ -194,7 +218,7 @@ void usb_detach(struct usb_device *d) {
         return;
     }
     char at[40];
-    where(d, at, sizeof(at));
+    usb_where(d, at, sizeof(at));
     if (d->driver) {
         d->driver->detach(d);  // a hub detaches what hangs on it first
     }

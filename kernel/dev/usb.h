@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The USB core: devices found on ports (the host controller's root ports, a hub's
 // ports), enumerated (address, descriptors) and offered to the class drivers (hub,
-// HID boot keyboard; mass storage later). Everything runs in the timer tick or at boot,
+// HID boot keyboard, mass storage). Everything runs in the timer tick or at boot,
 // with interrupts off; every wait is bounded. Host controller: xhci.c.
 #ifndef LOCIOS_KERNEL_DEV_USB_H
 #define LOCIOS_KERNEL_DEV_USB_H
@@ -17,16 +17,18 @@
 #define USB_SPEED_HIGH  3
 #define USB_SPEED_SUPER 4
 
-#define USB_DESC_DEVICE    1
-#define USB_DESC_CONFIG    2
-#define USB_DESC_INTERFACE 4
-#define USB_DESC_ENDPOINT  5
-#define USB_DESC_HUB       0x29
+#define USB_DESC_DEVICE          1
+#define USB_DESC_CONFIG          2
+#define USB_DESC_INTERFACE       4
+#define USB_DESC_ENDPOINT        5
+#define USB_DESC_HUB             0x29
+#define USB_DESC_SS_EP_COMPANION 0x30
 
 // bmRequestType: direction, type, recipient (USB 2.0 §9.3).
 #define USB_REQ_IN        0x80
 #define USB_REQ_CLASS     0x20
 #define USB_REQ_INTERFACE 0x01
+#define USB_REQ_ENDPOINT  0x02
 #define USB_REQ_OTHER     0x03
 
 #define USB_CONFIG_BYTES 512  // configuration descriptors longer than this are cut
@@ -112,12 +114,33 @@ bool usb_set_configuration(struct usb_device *d);
 typedef void (*usb_intr_done)(struct usb_device *d, const uint8_t *data, unsigned len);
 bool usb_open_interrupt_in(struct usb_device *d, const uint8_t *ep, usb_intr_done done);
 
+// Bulk endpoints (their descriptors in d->config, `end` the end of it). A transfer moves
+// `len` bytes (1 .. 1 MiB) to or from physically contiguous memory at `phys`, polled,
+// waiting at most `ms`; *moved says how much moved (less than len: a short packet).
+// An endpoint that stalled (or halted on an error) stays halted, and every transfer on
+// it fails, until usb_clear_halt. After a timeout the transfer is abandoned and the
+// host side of the endpoint reset; the device's side may need its class's reset.
+#define USB_XFER_OK      0
+#define USB_XFER_STALL   (-1)  // the endpoint halted: STALL, babble or transaction error
+#define USB_XFER_TIMEOUT (-2)
+#define USB_XFER_ERROR   (-3)  // refused, or the controller is gone
+bool usb_open_bulk(struct usb_device *d, const uint8_t *ep, const uint8_t *end);
+int usb_bulk(struct usb_device *d, uint8_t ep_addr, uint64_t phys, uint32_t len, unsigned ms,
+             uint32_t *moved);
+// CLEAR_FEATURE(ENDPOINT_HALT) to the device, and the host side reset with it (data
+// toggle 0 at both ends). False when the device refused it.
+bool usb_clear_halt(struct usb_device *d, uint8_t ep_addr);
+
+// "port 5" or "port 5.1.3" (hub ports after the root port) into buf.
+void usb_where(const struct usb_device *d, char *buf, unsigned cap);
+
 // The next descriptor of `type` in [p, end) after p, or NULL (stops at the next
 // interface when `in_interface`).
 const uint8_t *usb_next_desc(const uint8_t *p, const uint8_t *end, uint8_t type, bool in_interface);
 
-// The class drivers (usb_hub.c, usb_kbd.c).
+// The class drivers (usb_hub.c, usb_kbd.c, usb_msc.c).
 extern const struct usb_driver usb_hub_driver;
 extern const struct usb_driver usb_kbd_driver;
+extern const struct usb_driver usb_msc_driver;
 
 #endif

@@ -70,6 +70,7 @@
 #define TRB_CONFIGURE    12
 #define TRB_EVALUATE     13
 #define TRB_RESET_EP     14
+#define TRB_STOP_EP      15
 #define TRB_SET_DEQUEUE  16
 #define TRB_EV_TRANSFER  32
 #define TRB_EV_COMMAND   33
@@ -78,14 +79,27 @@
 #define TRB_CYCLE        (1u << 0)
 #define TRB_TC           (1u << 1)
 #define TRB_ISP          (1u << 2)
+#define TRB_CH           (1u << 4)
 #define TRB_IOC          (1u << 5)
 #define TRB_IDT          (1u << 6)
 #define TRB_DIR_IN       (1u << 16)
 #define TRB_SLOT(s)      ((uint32_t)(s) << 24)
 #define TRB_EP(e)        ((uint32_t)(e) << 16)
+#define TRB_TD_SIZE(n)   ((uint32_t)((n) > 31 ? 31 : (n)) << 17)
 #define CC_SUCCESS       1
+#define CC_BABBLE        3
+#define CC_TRANSACTION   4
 #define CC_STALL         6
 #define CC_SHORT         13
+
+// Endpoint context (§6.2.3): states in dword 0, types in dword 1.
+#define EP_STATE(dw0)    ((dw0) & 7)
+#define EP_STATE_HALTED  2
+#define EP_STATE_RUNNING 1
+#define EP_TYPE_BULK_OUT 2
+#define EP_TYPE_BULK_IN  6
+#define BULK_AVG_TRB     3072  // §4.14.1.1: the suggested Average TRB Length for bulk
+#define BULK_MAX_TRBS    20    // one transfer: up to 1 MiB cut at 64 KiB boundaries
 
 #define RING_TRBS 256  // one page
 #define MAX_PORTS 32   // root ports served per controller
@@ -139,6 +153,15 @@ struct xhci {
     bool wait_done;
     uint8_t wait_code, wait_slot_out;
     uint32_t wait_residual;
+    // The one bulk transfer in progress: the TRBs of its TD, and how it ended.
+    struct {
+        bool active, done;
+        uint8_t slot, dci, code;
+        unsigned ntrbs, at;  // TRBs queued; the one the completion event names
+        uint32_t residual;
+        uint64_t trb[BULK_MAX_TRBS];
+        uint32_t len[BULK_MAX_TRBS];
+    } bulk;
     bool dead;
     struct slot slots[KUSB_MAX_SLOTS + 1];
     struct usb_port port_state[MAX_PORTS];
@@ -210,7 +233,8 @@ static uint64_t ring_put(struct ring *r, uint64_t param, uint32_t status, uint32
         link->param = r->phys;
         link->status = 0;
         __atomic_thread_fence(__ATOMIC_RELEASE);
-        link->control = TRB_TYPE(TRB_LINK) | TRB_TC | r->cycle;
+        // A TD that goes on past the link TRB has it in its chain (§4.11.5.1).
+        link->control = TRB_TYPE(TRB_LINK) | TRB_TC | (control & TRB_CH) | r->cycle;
         r->enq = 0;
         r->cycle ^= 1;
     }
@@ -227,6 +251,22 @@ static void doorbell(struct xhci *hc, unsigned slot, unsigned target) {
 static void transfer_event(struct xhci *hc, uint64_t trb, uint32_t status, uint32_t control) {
     unsigned slot = control >> 24, dci = control >> 16 & 0x1f;
     uint8_t code = status >> 24;
+    if (hc->bulk.active && slot == hc->bulk.slot && dci == hc->bulk.dci) {
+        unsigned i = 0;
+        while (i < hc->bulk.ntrbs && hc->bulk.trb[i] != trb) {
+            i++;
+        }
+        // Another TD's event (one stopped earlier), or a success of a TRB before the
+        // last (none has IOC; a controller may report one anyway): not the end.
+        if (i == hc->bulk.ntrbs || (code == CC_SUCCESS && i + 1 != hc->bulk.ntrbs)) {
+            return;
+        }
+        hc->bulk.done = true;
+        hc->bulk.code = code;
+        hc->bulk.at = i;
+        hc->bulk.residual = status & 0xffffff;
+        return;
+    }
     if (hc->wait_trb && slot == hc->wait_slot && dci == 1) {
         if (trb == hc->wait_trb || (code != CC_SUCCESS && code != CC_SHORT)) {
             hc->wait_done = true;
@@ -510,6 +550,158 @@ bool xhci_open_interrupt_in(struct usb_device *d, const uint8_t *ep, usb_intr_do
     ring_put(&s->ring[dci], p->buf_phys, p->len, TRB_TYPE(TRB_NORMAL) | TRB_IOC | TRB_ISP);
     doorbell(hc, d->slot, dci);
     return true;
+}
+
+// ---- Bulk endpoints -------------------------------------------------------------------
+
+static unsigned bulk_dci(uint8_t ep_addr) {
+    return (ep_addr & 0xf) * 2 + ((ep_addr & 0x80) ? 1 : 0);
+}
+
+// Configure Endpoint with the endpoint context for `dci` in the input context; `drop`
+// also drops it first, which is how a live endpoint's sequence number (data toggle) is
+// reset without a halt (§4.6.6: both flags set drop, then add).
+static bool configure_one(struct xhci *hc, struct usb_device *d, struct slot *s, unsigned dci,
+                          bool drop) {
+    in_ctx(hc, s, 0)[0] = drop ? 1u << dci : 0;
+    in_ctx(hc, s, 0)[1] = 0x1 | 1u << dci;
+    slot_from_current(hc, s, dci);
+    int cc = command(hc, s->in_phys, TRB_TYPE(TRB_CONFIGURE) | TRB_SLOT(d->slot));
+    if (cc != CC_SUCCESS) {
+        kprintf("kernel: usb: port %u: configure endpoint %u failed (code %d)\n", d->port, dci, cc);
+        return false;
+    }
+    return true;
+}
+
+bool xhci_open_bulk(struct usb_device *d, const uint8_t *ep, const uint8_t *companion) {
+    struct xhci *hc = d->hc;
+    struct slot *s = slot_of(d);
+    unsigned num = ep[2] & 0xf, dci = bulk_dci(ep[2]);
+    uint16_t mps = (uint16_t)((ep[4] | ep[5] << 8) & 0x7ff);
+    unsigned burst = companion ? companion[2] & 0xf : 0;  // SuperSpeed: bMaxBurst
+    if (hc->dead || !d->slot || !num || mps < 8 || mps > 1024 || !ring_init(&s->ring[dci])) {
+        return false;
+    }
+    in_clear(s);
+    uint32_t *ec = in_ctx(hc, s, dci + 1);
+    uint32_t type = (ep[2] & 0x80) ? EP_TYPE_BULK_IN : EP_TYPE_BULK_OUT;
+    ec[0] = 0;                                                       // no streams, no interval
+    ec[1] = 3u << 1 | type << 3 | burst << 8 | (uint32_t)mps << 16;  // 3 retries
+    ec[2] = (uint32_t)s->ring[dci].phys | 1;                         // dequeue, DCS 1
+    ec[3] = (uint32_t)(s->ring[dci].phys >> 32);
+    ec[4] = BULK_AVG_TRB;  // Max ESIT Payload 0: not periodic
+    memset(&s->pipe[dci], 0, sizeof(s->pipe[dci]));
+    return configure_one(hc, d, s, dci, false);
+}
+
+// The host side of a bulk endpoint back to a fresh start: out of Halted (Reset
+// Endpoint) or Running (Stop Endpoint) into Stopped, then dropped and added again with
+// an empty ring and the sequence number at 0, as the device's is after CLEAR_FEATURE
+// (ENDPOINT_HALT) or a class reset. A TD still queued is thereby abandoned.
+bool xhci_bulk_reset(struct usb_device *d, uint8_t ep_addr) {
+    struct xhci *hc = d->hc;
+    struct slot *s = slot_of(d);
+    unsigned dci = bulk_dci(ep_addr);
+    if (hc->dead || !d->slot || dci < 2) {
+        return false;
+    }
+    uint32_t state = EP_STATE(out_ctx(hc, s, dci)[0]);
+    if (state == EP_STATE_HALTED) {
+        command(hc, 0, TRB_TYPE(TRB_RESET_EP) | TRB_SLOT(d->slot) | TRB_EP(dci));
+    } else if (state == EP_STATE_RUNNING) {
+        command(hc, 0, TRB_TYPE(TRB_STOP_EP) | TRB_SLOT(d->slot) | TRB_EP(dci));
+    }
+    in_clear(s);
+    uint32_t *ec = in_ctx(hc, s, dci + 1);
+    memcpy(ec, out_ctx(hc, s, dci), 20);
+    ec[0] &= ~7u;  // the state bits are the controller's, not an input
+    if (!ring_init(&s->ring[dci])) {
+        return false;
+    }
+    ec[2] = (uint32_t)s->ring[dci].phys | 1;
+    ec[3] = (uint32_t)(s->ring[dci].phys >> 32);
+    return configure_one(hc, d, s, dci, true);
+}
+
+int xhci_bulk(struct usb_device *d, uint8_t ep_addr, uint64_t phys, uint32_t len, unsigned ms,
+              uint32_t *moved) {
+    struct xhci *hc = d->hc;
+    struct slot *s = slot_of(d);
+    unsigned dci = bulk_dci(ep_addr);
+    *moved = 0;
+    if (hc->dead || !d->slot || dci < 2 || !s->ring[dci].trb || len == 0 ||
+        len > (BULK_MAX_TRBS - 4) * 0x10000u) {
+        return USB_XFER_ERROR;
+    }
+    if (EP_STATE(out_ctx(hc, s, dci)[0]) == EP_STATE_HALTED) {
+        return USB_XFER_STALL;  // still halted: the class driver clears it first
+    }
+    uint16_t mps = (uint16_t)(out_ctx(hc, s, dci)[1] >> 16);
+    bool in = ep_addr & 0x80;
+    struct ring *r = &s->ring[dci];
+    // One TD: a Normal TRB per piece of the buffer that stays inside one 64 KiB window
+    // (§6.4.1.1: a TRB's buffer must not cross a 64 KiB boundary), chained; the last one
+    // interrupts, and every one reports a short packet (IN) as the end of the TD.
+    // TD Size (§4.11.2.4): the TD's packets less those the bytes up to the end of this
+    // TRB fill, 0 in the last TRB.
+    hc->bulk.ntrbs = 0;
+    uint32_t left = len, sent = 0, tdpc = mps ? (len + mps - 1) / mps : 0;
+    uint64_t at = phys;
+    while (left) {
+        uint32_t room = 0x10000u - (uint32_t)(at & 0xffff);
+        uint32_t n = left < room ? left : room;
+        left -= n;
+        sent += n;
+        unsigned packets_after = left && mps ? tdpc - sent / mps : 0;
+        uint32_t control = TRB_TYPE(TRB_NORMAL) | (in ? TRB_ISP : 0) | (left ? TRB_CH : TRB_IOC);
+        unsigned i = hc->bulk.ntrbs++;
+        hc->bulk.len[i] = n;
+        hc->bulk.trb[i] = ring_put(r, at, n | TRB_TD_SIZE(packets_after), control);
+        at += n;
+    }
+    hc->bulk.active = true;
+    hc->bulk.done = false;
+    hc->bulk.slot = d->slot;
+    hc->bulk.dci = (uint8_t)dci;
+    doorbell(hc, d->slot, dci);
+    uint64_t end = deadline_ms(ms);
+    while (!hc->bulk.done && arch_rdtsc() < end) {
+        poll_events(hc);
+        arch_pause();
+    }
+    poll_events(hc);  // an event that came just as the time ran out still counts
+    hc->bulk.active = false;
+    if (!hc->bulk.done) {
+        uint32_t sts = rd32(hc->op, OP_USBSTS);
+        if (sts & (STS_HSE | STS_HCH)) {
+            kprintf("kernel: usb: xhci %02x:%02x.%u stopped (status 0x%x); controller given "
+                    "up\n",
+                    hc->pci->bus, hc->pci->dev, hc->pci->fn, sts);
+            hc->dead = true;
+            return USB_XFER_ERROR;
+        }
+        xhci_bulk_reset(d, ep_addr);  // the TD must not run later, on its own
+        return USB_XFER_TIMEOUT;
+    }
+    uint32_t sum = 0;
+    for (unsigned i = 0; i < hc->bulk.at; i++) {
+        sum += hc->bulk.len[i];
+    }
+    uint32_t last = hc->bulk.len[hc->bulk.at];
+    sum += last - (hc->bulk.residual > last ? last : hc->bulk.residual);
+    *moved = sum;
+    switch (hc->bulk.code) {
+        case CC_SUCCESS:
+        case CC_SHORT:
+            return USB_XFER_OK;
+        case CC_STALL:
+        case CC_BABBLE:
+        case CC_TRANSACTION:
+            return USB_XFER_STALL;  // the endpoint halted (§4.10.2.1, .4, .6)
+        default:
+            return USB_XFER_ERROR;
+    }
 }
 
 // A halted default pipe (a request the device refused): reset it and move past the TD.

@@ -26,5 +26,11 @@ void xhci_disable_slot(struct usb_device *d);
 bool xhci_set_hub(struct usb_device *d, uint8_t nports, uint8_t ttt);
 int xhci_control(struct usb_device *d, const uint8_t setup[8], void *data);
 bool xhci_open_interrupt_in(struct usb_device *d, const uint8_t *ep, usb_intr_done done);
+// Bulk endpoints (usb.h has the contract): one opened from its descriptor (and its
+// SuperSpeed companion, or NULL); a polled transfer of one TD; the host side reset.
+bool xhci_open_bulk(struct usb_device *d, const uint8_t *ep, const uint8_t *companion);
+int xhci_bulk(struct usb_device *d, uint8_t ep_addr, uint64_t phys, uint32_t len, unsigned ms,
+              uint32_t *moved);
+bool xhci_bulk_reset(struct usb_device *d, uint8_t ep_addr);
 
 #endif

@@ -61,8 +61,9 @@ def test_boot_found_the_keyboard(kbd):
         assert "ps/2: no i8042 controller" in kbd.banner, kbd.banner
         at = "5.1" if kbd.setup == "hub" else r"\d+"
         assert re.search(rf"usb: port {at}: keyboard \(0627:0001", kbd.banner), kbd.banner
-    if kbd.setup == "usb-stick":  # the stick is seen and left alone
-        assert re.search(r"usb: port \d+: device 46f4:0001 class 0x08", kbd.banner), kbd.banner
+    if kbd.setup == "usb-stick":  # the stick is driven beside the keyboard: /data on it
+        assert re.search(r"usb: port \d+: mass storage \(46f4:0001", kbd.banner), kbd.banner
+        assert "data: usb0 partition 2 (LOCIDATA) mounted at /data" in kbd.banner, kbd.banner
 
 
 def test_one_plus_one(kbd):

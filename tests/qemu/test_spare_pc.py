@@ -3,8 +3,8 @@
 controller, no serial port at all, a USB keyboard on the same controller, the screen.
 Everything is typed on the keyboard (QMP send-key) and read off the screen (QMP
 screendump decoded with the kernel's own font): arithmetic, a multi-line def, a
-traceback, Ctrl-C of a loop, Ctrl-D, and a picture of the field after a short colony
-run."""
+traceback, Ctrl-C of a loop, /data on the stick (a file written and read back), Ctrl-D,
+and a picture of the field after a short colony run."""
 
 from __future__ import annotations
 
@@ -68,6 +68,14 @@ def test_ctrl_c_stops_a_loop(pc):
     pc.qmp.keys(["ctrl", "c"])
     type_and_wait(pc, "", r"KeyboardInterrupt", timeout=60)
     type_and_wait(pc, "2+3\n", r"^5$")
+
+
+def test_data_is_on_the_stick_and_keeps_a_file(pc):
+    type_and_wait(pc, "import storage; storage.mounted\n",
+                  r"^'usb0 partition 2 \(LOCIDATA\)'$")
+    type_and_wait(pc, "f = open('/data/pc.txt', 'w'); f.write('typed on the PC'); f.close()\n",
+                  r"^15$")
+    type_and_wait(pc, "open('/data/pc.txt').read()\n", r"^'typed on the PC'$")
 
 
 def test_ctrl_d_soft_resets(pc):

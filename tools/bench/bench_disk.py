@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Disk benchmark: guest cycles per 4 KiB sequential write and read through the `disk`
-module on a scratch disk, under -icount, for each driver: virtio-blk, then NVMe (512-byte
-blocks, its write guard lifted first). The figure varies with host load: QEMU finishes
-each request asynchronously while the guest spins on the used ring or completion queue,
-and the spin's instructions are counted. Prints one line per driver and direction;
-`bench_disk.py nvme` (or `virtio`) runs one driver only."""
+module on a scratch disk, under -icount, for each driver: virtio-blk, NVMe (512-byte
+blocks, its write guard lifted first), then a USB stick (usb-storage on qemu-xhci, Bulk-
+Only Transport: a CBW, the data and a CSW per 4 KiB). The figure varies with host load:
+QEMU finishes each request asynchronously while the guest spins on the used ring,
+completion queue or event ring, and the spin's instructions are counted. Prints one line
+per driver and direction; `bench_disk.py nvme` (or `virtio`, `usb`) runs one driver only."""
 
 from __future__ import annotations
 
@@ -39,6 +40,10 @@ print(w // {BLOCKS}, r // {BLOCKS})
 def qemu_args(driver: str, disk: Path) -> list[str]:
     if driver == "virtio":
         return ["-drive", f"file={disk},format=raw,if=virtio"]
+    if driver == "usb":
+        return ["-device", "qemu-xhci,id=xhci",
+                "-drive", f"file={disk},format=raw,if=none,id=ub0",
+                "-device", "usb-storage,bus=xhci.0,drive=ub0"]
     return ["-drive", f"file={disk},format=raw,if=none,id=nv0",
             "-device", "nvme,serial=bench,drive=nv0"]
 
@@ -58,10 +63,11 @@ def measure(driver: str) -> tuple[str, str]:
 
 
 def main() -> int:
-    drivers = sys.argv[1:] or ["virtio", "nvme"]
+    drivers = sys.argv[1:] or ["virtio", "nvme", "usb"]
     for driver in drivers:
-        if driver not in ("virtio", "nvme"):
-            print(f"bench_disk: unknown driver {driver!r} (virtio or nvme)", file=sys.stderr)
+        if driver not in ("virtio", "nvme", "usb"):
+            print(f"bench_disk: unknown driver {driver!r} (virtio, nvme or usb)",
+                  file=sys.stderr)
             return 2
         w, r = measure(driver)
         print(f"{driver} write 4 KiB: {w} guest cycles")
