@@ -56,6 +56,12 @@ int field_key_cmp(const uint8_t *ka, uint8_t la, const uint8_t *kb, uint8_t lb);
 int field_keyed_find(const field_flavour_t *fl, const uint8_t *key, uint8_t keylen, uint32_t *pos);
 void field_keyed_insert(field_flavour_t *fl, uint32_t pos, const uint8_t *key, uint8_t keylen);
 
+// field_grid_tick.c: one grid flavour's part of tick(). Every float operation in it is
+// one IEEE single-precision operation, in the order README.md gives; the build must not
+// contract a*b+c into an FMA (-ffp-contract=off), so that the guest, the host and
+// tests/host/field_model.py produce the same bits.
+void field_tick_grid(field_flavour_t *fl);
+
 // field_journal.c
 void field_journal_append(field_t *f, const field_record_t *rec);
 void field_depositor_add(field_t *f, uint32_t id, uint32_t flavour, float amount);

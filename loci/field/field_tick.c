@@ -1,73 +1,11 @@
 // SPDX-License-Identifier: MIT
 // tick(): for every flavour in index order, commit pending deposits, clip at the cap,
-// evaporate, diffuse (grids, 4-neighbour, reflecting borders) and apply the min rule;
-// then check watchpoints and journal the tick. Also the mass-invariant check.
+// evaporate, diffuse (grids, 4-neighbour, reflecting borders: field_grid_tick.c) and
+// apply the min rule; then check watchpoints and journal the tick. Also the
+// mass-invariant check.
 #include <string.h>
 
 #include "field_internal.h"
-
-// Every float operation below is one IEEE single-precision operation, in the order
-// written; the build must not contract a*b+c into an FMA (-ffp-contract=off), so that
-// the guest, the host and tests/host/field_model.py produce the same bits.
-static void tick_grid(field_flavour_t *fl) {
-    const uint32_t w = fl->w, h = fl->h;
-    const size_t n = (size_t)w * h;
-    const float cap = fl->p.cap, keep = fl->keep, share = fl->share, min = fl->p.min;
-    float *s = fl->cells, *d = fl->pending;
-    double before = 0.0, clipped = fl->clipped, dropped = 0.0, after = 0.0;
-
-    for (size_t i = 0; i < n; i++) {
-        before += (double)s[i];
-        float v = s[i] + d[i];
-        if (v > cap) {
-            clipped += (double)v - (double)cap;
-            v = cap;
-        }
-        s[i] = v * keep;
-    }
-    // Each cell sends G/4 to each of its four neighbours; a share that would leave the
-    // grid is reflected back into the cell (self_w[walls]), so diffusion keeps the mass.
-    for (uint32_t y = 0; y < h; y++) {
-        for (uint32_t x = 0; x < w; x++) {
-            size_t i = (size_t)y * w + x;
-            float acc = 0.0f;
-            int walls = 0;
-            if (x > 0) {
-                acc = acc + s[i - 1];
-            } else {
-                walls++;
-            }
-            if (x + 1 < w) {
-                acc = acc + s[i + 1];
-            } else {
-                walls++;
-            }
-            if (y > 0) {
-                acc = acc + s[i - w];
-            } else {
-                walls++;
-            }
-            if (y + 1 < h) {
-                acc = acc + s[i + w];
-            } else {
-                walls++;
-            }
-            float kept = s[i] * fl->self_w[walls];
-            float got = share * acc;
-            float v = kept + got;
-            if (v < min) {
-                dropped += (double)v;
-                v = 0.0f;
-            }
-            d[i] = v;
-            after += (double)v;
-        }
-    }
-    fl->cells = d;
-    fl->pending = s;
-    memset(s, 0, n * sizeof(float));
-    fl->stats = (field_tick_stats_t){ before, fl->deposited, clipped, dropped, after };
-}
 
 // Keyed flavours do not diffuse. An entry whose value ends below min, or at 0, is
 // removed: that is what keeps a keyed flavour from growing without bound.
@@ -122,7 +60,7 @@ int field_tick(field_t *f) {
     for (uint32_t i = 0; i < f->nflavours; i++) {
         field_flavour_t *fl = &f->fl[i];
         if (fl->kind == FIELD_GRID) {
-            tick_grid(fl);
+            field_tick_grid(fl);
         } else {
             tick_keyed(fl);
         }

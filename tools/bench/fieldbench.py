@@ -192,10 +192,11 @@ def host_copy_bandwidth(n: int = 1 << 28, reps: int = 5) -> float:
 def table(r: dict, host_bw: float) -> str:
     hz = r["tsc_hz"]
     cells = SIDE * SIDE * NFL
-    # Bytes the C tick touches per cell: pass 1 reads value and pending and writes the
-    # value; pass 2 reads it (neighbours come from cache) and writes the new value into
-    # the pending buffer; then the old buffer is zeroed: 6 float streams = 24 B.
-    touched = 24 * cells
+    # Bytes the C tick touches per cell (loci/field/field_grid_tick.c, one walk): it reads
+    # the value and the pending amount of the row below, writes the committed value back
+    # and the result into the pending buffer, and zeroes the value of the row above
+    # (neighbours come from cache): 5 float streams = 20 B.
+    touched = 20 * cells
     rows = [
         ("deposit, per call", r["py_deposit"], r["c_deposit"], r["pure_deposit"]),
         ("sense, per call", r["py_sense"], r["c_sense"], r["pure_sense"]),
