@@ -53,7 +53,8 @@ uint32_t vrf_unwind_shift(const ctx_t *c, uint32_t blk, uint32_t off) {
 // verifier counts that word (vrf_unwind_shift) only where the block is active by layout,
 // handler <= off. So no edge may leave a still open block's handler for code before it:
 // from there the VM would carry the word into code counted without it (a handler moved
-// onto a loop head ran the loop again one slot deeper than max_depth).
+// onto a loop head ran the loop again one slot deeper than max_depth). Only a backward
+// edge can (handler <= in->off, off < handler): vrf_flow_to calls this for those alone.
 int vrf_keeps_active(ctx_t *c, const vrf_insn_t *in, uint32_t blk, uint32_t off) {
     for (; blk; blk = vrf_s_nparent[blk - 1]) {
         if (node_op(c, blk) != OP_SETUP_EXCEPT && node_active(blk, in->off) &&
