@@ -48,6 +48,24 @@ uint32_t vrf_unwind_shift(const ctx_t *c, uint32_t blk, uint32_t off) {
     return n;
 }
 
+// An edge from in to off with block chain blk. The VM may run a finally or with handler
+// entered by an unwind, with one more word on the stack than its exception entry; the
+// verifier counts that word (vrf_unwind_shift) only where the block is active by layout,
+// handler <= off. So no edge may leave a still open block's handler for code before it:
+// from there the VM would carry the word into code counted without it (a handler moved
+// onto a loop head ran the loop again one slot deeper than max_depth). Only a backward
+// edge can (handler <= in->off, off < handler): vrf_flow_to calls this for those alone.
+int vrf_keeps_active(ctx_t *c, const vrf_insn_t *in, uint32_t blk, uint32_t off) {
+    for (; blk; blk = vrf_s_nparent[blk - 1]) {
+        if (node_op(c, blk) != OP_SETUP_EXCEPT && node_active(blk, in->off) &&
+            !node_active(blk, off)) {
+            FAIL(VRF_RULE_BLOCK, "leaves a finally or with handler for code before it "
+                                 "while its block is open");
+        }
+    }
+    return 0;
+}
+
 // The handler head mpy-cross emits for `async with` (py/emitbc.c,
 // mp_emit_bc_async_with_setup_finally): DUP_TOP; LOAD_GLOBAL BaseException;
 // BINARY_OP EXCEPTION_MATCH; POP_JUMP_IF_FALSE L. Fills *jmp with the last one.

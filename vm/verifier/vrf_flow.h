@@ -139,6 +139,7 @@ uint32_t vrf_floor(const st_t *s, uint32_t off);
 uint32_t vrf_unwind_shift(const ctx_t *c, uint32_t blk, uint32_t off);
 int vrf_setup_block(ctx_t *c, const vrf_insn_t *in, st_t *s, uint32_t base);
 int vrf_unwind_runs(ctx_t *c, const vrf_insn_t *in, uint32_t blk);
+int vrf_keeps_active(ctx_t *c, const vrf_insn_t *in, uint32_t blk, uint32_t off);
 int vrf_unwind_jump(ctx_t *c, const vrf_insn_t *in, st_t *s);
 int vrf_async_tail(ctx_t *c, const vrf_insn_t *in, st_t *s);
 int vrf_block_op(ctx_t *c, const vrf_insn_t *in, st_t *s, int *falls);

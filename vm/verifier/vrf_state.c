@@ -195,6 +195,9 @@ int vrf_flow_to(ctx_t *c, const vrf_insn_t *in, int64_t t, const st_t *s) {
         FAIL(VRF_RULE_INTERRUPT, "makes a backward edge without a pending-exception check");
     }
     uint32_t u = (uint32_t)t;
+    if (u < in->off && vrf_keeps_active(c, in, s->blk, u)) {
+        return c->res->rule;
+    }
     if (u + 1 > vrf_s_dirty) {
         vrf_s_dirty = u + 1;
     }
