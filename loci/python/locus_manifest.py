@@ -11,12 +11,12 @@ OPS = ("sense", "deposit")
 RESTART = ("never", "on-failure")
 # cycles: TSC cycles per step, so that a long C built-in is stopped (vm/patches/0014).
 # The colonies' Loci on default budgets step in at most 186,000 (-icount, where the TSC
-# is 1 GHz: loci/README.md), so this is over 500 times the largest; under TCG without
+# is 1 GHz: loci/README.md), so this is over 250 times the largest; under TCG without
 # -icount the TSC is the host's (2.6 GHz here) and a guest instruction costs about 6 of
-# its cycles, still 90 times. Garbage collections (0.2 s) are not counted against it
+# its cycles, still 45 times. Garbage collections (0.2 s) are not counted against it
 # (vm/budget). 0 = no limit, the widest (a child may not ask for it under a parent that
 # has a limit).
-CYCLES_DEFAULT = 100000000
+CYCLES_DEFAULT = 50000000
 # kept: heap bytes a Locus keeps from one step to the next (ctx.mem and its namespace,
 # its code included), measured by _budget.kept, whose walk stops at 2 MiB.
 BUDGET_DEFAULT = {"ops": 5000, "alloc": 32768, "deposits": 64, "cycles": CYCLES_DEFAULT,

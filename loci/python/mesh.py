@@ -328,7 +328,7 @@ class Mesh:
             r.state = "backoff"
 
     def _starved(self, r, why):
-        """A step that ran its whole cycles budget (by default 500 times the largest
+        """A step that ran its whole cycles budget (by default 250 times the largest
         step of any colony Locus) held every neighbour up for that long: a second and a
         third chance would cost them as much again, and a restart would start over.
         So it is retired at once and not restarted, and a descendant's stop is a strike

@@ -186,7 +186,7 @@ fill = parent({})
     # Left out, each dimension is the parent's (or the default where narrower).
     assert ask(g, "B.info(fill)['state']") == "live"
     assert ask(g, "B.info(B.loci[fill].mem['kid'])['budget']") == {
-        "ops": 2000, "alloc": 16384, "deposits": 64, "cycles": 10 ** 8, "kept": 65536}
+        "ops": 2000, "alloc": 16384, "deposits": 64, "cycles": 5 * 10 ** 7, "kept": 65536}
 
 
 def test_a_squatter_gets_its_share_of_keyed_slots_and_the_neighbour_no_strike(g):
