@@ -10,6 +10,7 @@ import random
 import re
 
 import pytest
+from diskcheck import err
 
 from tools.guest.console import ConsoleError
 from tools.guest.guestconsole import IMAGE, Guest
@@ -51,14 +52,6 @@ def g(disks, tmp_path_factory):
 
 def run(g, code: str) -> str:
     return g.exec(code).decode().strip()
-
-
-def err(g, code: str) -> str:
-    """The exception text the guest raised running code."""
-    g.raw_send(code)
-    _, e = g.raw_finish()
-    assert e, f"{code!r} raised nothing"
-    return e.decode()
 
 
 def test_devices_and_info(g):

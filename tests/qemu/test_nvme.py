@@ -9,13 +9,16 @@ from __future__ import annotations
 import os
 import random
 import re
+from functools import partial
 
 import pytest
+from diskcheck import err, read_blocks
 
 from tools.guest.guestconsole import IMAGE, Guest
 
 NS_BYTES = 8 << 20
 BS = 4096
+host_read = partial(read_blocks, BS)
 BLOCKS = NS_BYTES // BS
 
 
@@ -46,19 +49,6 @@ def g(nsfile, tmp_path_factory):
 
 def run(g, code: str, timeout: float = 60.0) -> str:
     return g.exec(code, timeout=timeout).decode().strip()
-
-
-def err(g, code: str) -> str:
-    g.raw_send(code)
-    _, e = g.raw_finish()
-    assert e, f"{code!r} raised nothing"
-    return e.decode()
-
-
-def host_read(path, block: int, n: int) -> bytes:
-    with open(path, "rb") as f:
-        f.seek(block * BS)
-        return f.read(n)
 
 
 def test_listed_with_size_and_block_size(g):

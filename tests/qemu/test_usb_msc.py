@@ -16,9 +16,11 @@ import random
 import re
 import shutil
 import sys
+from functools import partial
 from pathlib import Path
 
 import pytest
+from diskcheck import err, read_blocks
 
 from tools.guest.guestconsole import IMAGE, Guest
 
@@ -27,6 +29,7 @@ sys.path.insert(0, str(ROOT / "port" / "modules"))
 import gpt  # noqa: E402
 
 BS = 512
+host_read = partial(read_blocks, BS)
 
 
 def _layout(image: Path):
@@ -81,19 +84,6 @@ def scratch(stick):
 
 def run(g, code: str, timeout: float = 60.0) -> str:
     return g.exec(code, timeout=timeout).decode().strip()
-
-
-def err(g, code: str, timeout: float = 60.0) -> str:
-    g.raw_send(code)
-    _, e = g.raw_finish(timeout)
-    assert e, f"{code!r} raised nothing"
-    return e.decode()
-
-
-def host_read(path, block: int, n: int) -> bytes:
-    with open(path, "rb") as f:
-        f.seek(block * BS)
-        return f.read(n)
 
 
 def test_banner_names_the_stick_and_data_is_mounted_from_it(g):
