@@ -188,9 +188,8 @@ static inline __attribute__((always_inline)) void put(const lanes_t *k, double *
 // quad at column 0 touches the left wall with lane 0, and if w % 4 == 0 the last quad
 // touches the right wall with lane 3; quads in between go two at a time. A leaf
 // function, one per kind of row, so that every constant stays in a register.
-static inline __attribute__((always_inline)) size_t quads(grid_tick_t *t, float *mid,
-                                                          float *out, size_t x,
-                                                          const int has_up,
+static inline __attribute__((always_inline)) size_t quads(grid_tick_t *t, float *mid, float *out,
+                                                          size_t x, const int has_up,
                                                           const int has_down) {
     const field_flavour_t *fl = t->fl;
     const lanes_t k = { splat(fl->p.cap), splat(fl->keep), splat(fl->share), splat(fl->p.min),
@@ -218,8 +217,8 @@ static inline __attribute__((always_inline)) size_t quads(grid_tick_t *t, float 
         do {
             quad_t a = quad(&k, mid, out, w, x, load4(mid + x - 1), load4(mid + x + 1), self,
                             has_up, has_down);
-            quad_t b = quad(&k, mid, out, w, x + 4, load4(mid + x + 3), load4(mid + x + 5),
-                            self, has_up, has_down);
+            quad_t b = quad(&k, mid, out, w, x + 4, load4(mid + x + 3), load4(mid + x + 5), self,
+                            has_up, has_down);
             if (any_lane(a.odd | b.odd)) {
                 goto done;  // the caller does a scalar; b comes back as the first of a pair
             }
@@ -253,10 +252,10 @@ done:
     return x;
 }
 
-#define QUADS(name, has_up, has_down)                                                   \
+#define QUADS(name, has_up, has_down)                                                    \
     __attribute__((noinline)) static size_t name(grid_tick_t *t, float *mid, float *out, \
-                                                 size_t x) {                            \
-        return quads(t, mid, out, x, has_up, has_down);                                 \
+                                                 size_t x) {                             \
+        return quads(t, mid, out, x, has_up, has_down);                                  \
     }
 QUADS(quads_inner, 1, 1)
 QUADS(quads_top, 0, 1)
@@ -299,9 +298,9 @@ void field_tick_grid(field_flavour_t *fl) {
     const uint32_t w = fl->w, h = fl->h;
     float *s = fl->cells, *d = fl->pending;
     grid_tick_t t = { fl, w, h, 0.0, fl->clipped, 0.0, 0.0 };
-    size_t (*const kinds[2][2])(grid_tick_t *, float *, float *, size_t) = {
-        { quads_single, quads_top }, { quads_bottom, quads_inner }
-    };
+    size_t (*const kinds[2][2])(grid_tick_t *, float *, float *,
+                                size_t) = { { quads_single, quads_top },
+                                            { quads_bottom, quads_inner } };
     const size_t body = w & ~(size_t)3;  // columns done in quads
 
     commit_first_row(&t, s, d);
