@@ -1,11 +1,23 @@
 # SPDX-License-Identifier: MIT
 """Short seeded runs of the colonies (loci/python/colonies) on the mesh that ships:
 loci/python/mesh.py with the real `_cap`, `_field`, `_budget` and verifier, in one
-guest for the module. Each checks an outcome of the colony's rules, not just that it
-runs; the guest's figures over many seeds are in loci/README.md (`make colonies`)."""
+guest for the module, under -icount. Each checks an outcome of the colony's rules, not
+just that it runs; the guest's figures over many seeds are in loci/README.md
+(`make colonies`).
+
+The first test holds every colony to what it did in the boot that wrote
+tests/qemu/colony_digests.json: the same field digest chain (every 25 ticks), the same
+step orders, the same ps() rows and the same audit chain head. That is determinism
+across boots, and it holds a change meant to make the mesh faster to doing exactly what
+the mesh did before. Regenerate the golden file after a deliberate change of behaviour
+with `COLONY_GOLDEN=write .venv/bin/python -m pytest -q tests/qemu/test_colonies.py -k
+another_boot` (it boots a second guest and writes only when both boots agree), and say
+in the commit why the colonies now do something else."""
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import struct
 import sys
@@ -13,14 +25,49 @@ from pathlib import Path
 
 from guestprog import prog
 
-from tools.guest.guestconsole import Guest
+from tools.guest.guestconsole import IMAGE, Guest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "host"))
 import field_cffi  # noqa: E402
 import field_model  # noqa: E402
 
-SETUP = prog("colonies")
+# Under -icount: cycles budgets then count instructions, so a Locus's fate does not
+# depend on how busy the host is (a plain-TCG guest's cycles follow wall time).
+ICOUNT = True
+SETUP = prog("colonies") + "\n" + prog("colony_digests")
 ask = Guest.ask
+
+GOLDEN = Path(__file__).with_name("colony_digests.json")
+# (label, call): short runs, long enough that every colony's Loci meet in the field (the
+# hostile kinds are all spawned and contained by then).
+RUNS = [
+    ("foraging", "colony_marks(foraging, 1, 150)"),
+    ("foraging-no-pheromone", "colony_marks(foraging, 2, 100, pheromone=False)"),
+    ("bridge", "colony_marks(bridge, 1, 150)"),
+    ("bridge-late", "colony_marks(bridge, 2, 100, late=True)"),
+    ("tasks", "colony_marks(tasks, 1, 150)"),
+    ("healing", "colony_marks(healing, 1, 150, kill_at=75, population=30)"),
+    ("hostile", "colony_marks(hostile, 1, 100)"),
+]
+
+
+def marks(g) -> dict:
+    return {label: g.ask(call, timeout=900) for label, call in RUNS}
+
+
+def test_every_colony_does_what_it_did_in_another_boot(g, tmp_path):
+    # First in the module, so that this guest has run nothing else yet.
+    first = marks(g)
+    if os.environ.get("COLONY_GOLDEN") == "write":
+        with Guest(IMAGE, log=tmp_path / "boot2.log", icount=True) as g2:
+            g2.boot()
+            out = g2.paste(SETUP)
+            assert "Traceback" not in out, out
+            assert marks(g2) == first
+        GOLDEN.write_text(json.dumps(first, indent=1, sort_keys=True) + "\n")
+    golden = json.loads(GOLDEN.read_text())
+    changed = {k: (golden.get(k), v) for k, v in first.items() if golden.get(k) != v}
+    assert not changed, changed
 
 
 def test_foraging_pheromone_empties_nearest_pile_first(g):

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
-# Guest side of test_colony_digests.py: each colony of loci/python/colonies run for a few
-# hundred ticks from its seed, reduced to hashes of what the mesh did: the field digest
-# chain (every EVERY ticks), the step orders, the ps() rows, the audit chain's head.
+# Guest side of test_colonies.py's digests test: each colony of loci/python/colonies run
+# for a few hundred ticks from its seed, reduced to hashes of what the mesh did: the field
+# digest chain (every EVERY ticks), the step orders, the ps() rows, the audit chain's head.
 import mesh, hashlib
 from colonies import bridge, foraging, healing, hostile, tasks
 EVERY = 25
