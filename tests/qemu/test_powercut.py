@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: MIT
 """Power cuts of /data (issue 18): a writable copy of the image boots, runs a workload that
-writes to /data without pause (progs/powercut.py: autosaves of a ticking field, a file
-rewritten by write-then-rename, a log appended to), and QEMU is killed with SIGKILL after
-a random delay. Then, on the host, the partition must mount and hold only whole files:
-every autosave a valid snapshot, the newest one the guest finished (or the one it was
-writing), the rewritten file the old or the new generation, the log every line it
+writes to /data without pause (progs/powercut.py: autosaves of a ticking field, a named
+save of it, a file rewritten by write-then-rename, a log appended to), and QEMU is killed
+with SIGKILL after a random delay. Then, on the host, the partition must mount and hold
+only whole files: every autosave a valid snapshot, the newest one the guest finished (or
+the one it was writing), the named save the last one finished (or the one being
+written), the rewritten file the old or the new generation, the log every line it
 flushed. The next boot must reach the prompt with /data mounted, restore that newest
-autosave (its digest the one the host computed) or say why there is none, and becomes
-the boot the next cut kills.
+autosave (its digest the one the host computed) or say why there is none, find the same
+named save the host did, and becomes the boot the next cut kills.
 
 `make test` makes 3 cuts; `make test-powercut CUTS=50 SEED=1` (LOCIOS_POWERCUT_CUTS,
 LOCIOS_POWERCUT_SEED) many more, with a summary in build/powercut/report.txt. The seed
@@ -43,6 +44,7 @@ REPORT = os.environ.get("LOCIOS_POWERCUT_REPORT")
 MOUNTED = "data: virtio0 partition 2 (LOCIDATA) mounted at /data"
 KEEP = 3        # pc_work's autosave keep=, so the last finished one is never pruned
 AUTO = re.compile(r"auto-(\d{8})\.snap$")
+NAMED = ("mine", "mine.prev")  # what lo.load('mine') tries, in order
 RESTORED = re.compile(r"field: restored /data/field/(auto-\d{8})\.snap \(tick (\d+), "
                       r"digest ([0-9a-f]{16})\)")
 
@@ -64,6 +66,7 @@ class CutFailure(AssertionError):
 class Disk:
     """What the host finds on LOCIDATA after a cut."""
     autos: dict = field(default_factory=dict)    # number -> (tick, digest hex[:16])
+    named: dict = field(default_factory=dict)    # 'mine' / 'mine.prev' -> (tick, hex)
     config: bytes | None = None
     state: bytes | None = None
     log: bytes | None = None
@@ -90,6 +93,12 @@ def read_disk(image: Path) -> Disk:
                 except fieldsnap.SnapshotError as e:
                     raise CutFailure(f"{path} is torn or damaged: {e}") from None
                 d.autos[int(m.group(1))] = (s.tick, s.digest[:8].hex())
+            elif path.startswith("/field/") and path[7:-5] in NAMED and path.endswith(".snap"):
+                try:
+                    s = fieldsnap.parse(data)
+                except fieldsnap.SnapshotError as e:
+                    raise CutFailure(f"{path} is torn or damaged: {e}") from None
+                d.named[path[7:-5]] = (s.tick, s.digest[:8].hex())
             elif path == "/field/autosave":
                 d.config = data
             elif path == "/pc/state":
@@ -111,6 +120,8 @@ class Run:
     gen_started: int | None = None
     line_done: int | None = None
     line_started: int | None = None
+    named_done: tuple | None = None     # (tick, digest) of the last lo.save('mine') done
+    named_started: tuple | None = None  # (tick, digest) of the one begun
     last: str = "set-up"                 # the last marker: where the cut fell
     errors: list = field(default_factory=list)
 
@@ -140,12 +151,17 @@ def parse_run(text: str) -> Run:
             r.line_started = int(w[2])
         elif w[1] == "a":
             r.line_done = int(w[2])
+        elif w[1] == "ns>":
+            r.named_started = (int(w[3]), w[4])
+        elif w[1] == "ns":
+            r.named_done = r.named_started
     return r
 
 
 PHASES = {"set-up": "before the loop", "go": "between writes", "as>": "inside an autosave",
           "as": "between writes", "w>": "inside a state rewrite", "w": "between writes",
-          "a>": "inside a log append", "a": "between writes"}
+          "a>": "inside a log append", "a": "between writes",
+          "ns>": "inside a named save", "ns": "between writes"}
 
 
 class History:
@@ -156,6 +172,7 @@ class History:
         self.ever_saved = False
         self.gen = 0           # newest state generation seen on the disk
         self.lines = 0
+        self.named = None      # (tick, digest) lo.load('mine') finds on the disk
 
 
 def check_disk(d: Disk, r: Run, h: History) -> dict:
@@ -214,9 +231,18 @@ def check_disk(d: Disk, r: Run, h: History) -> dict:
                          f"{log[-40:]!r}")
     if not (lines_done <= n <= lines_done + (1 if r.line_started == lines_done else 0)):
         raise CutFailure(f"/pc/log has {n} lines; the guest had flushed {lines_done}")
-    h.newest, h.gen, h.lines = newest, gen, n
+    # mine.snap: the save renames the old one to mine.prev first, so a cut in between
+    # leaves mine.prev alone; what lo.load('mine') finds is the last save finished, or
+    # the one the cut fell inside (perhaps finished but not yet said).
+    named = next((d.named[n] for n in NAMED if n in d.named), None)
+    done = r.named_done or h.named
+    ok = {done} | ({r.named_started} if r.last == "ns>" else set())
+    if named not in ok:
+        raise CutFailure(f"lo.load('mine') would find {named} (files {d.named}); the guest "
+                         f"had finished {done} and started {r.named_started}")
+    h.newest, h.gen, h.lines, h.named = newest, gen, n, named
     return {"config": d.config is not None, "newest": newest,
-            "want": d.autos.get(newest)}
+            "want": d.autos.get(newest), "named": named}
 
 
 def check_boot(banner: str, expect: dict) -> str:
@@ -243,6 +269,12 @@ def check_boot(banner: str, expect: dict) -> str:
         raise CutFailure(f"boot should restore {name} (tick {tick}, digest {dig}):\n"
                          f"{banner[-800:]}")
     return name
+
+
+# What lo.load('mine') would load, read without loading it (the workload's field must
+# stay the one restored at boot).
+FIND_NAMED = ("(lambda c: (c[1].tick, ''.join('%02x' % b for b in c[1].digest[:8])))"
+              "(lo_store._first_valid('mine', True))")
 
 
 def _qemu_pid(g: Guest) -> int:
@@ -279,6 +311,11 @@ def power_cuts(image: Path, logs: Path, cuts: int, seed: int) -> dict:
                 out = g.paste(work, timeout=120)
                 if "Traceback" in out:
                     raise CutFailure(f"workload did not load: {out}")
+                if h.named is not None:
+                    got = g.ask(FIND_NAMED)
+                    if tuple(got) != h.named:
+                        raise CutFailure(f"the guest finds {got} for lo.load('mine'), "
+                                         f"the host {h.named}")
                 delay = rng.uniform(0, MAX_DELAY)
                 g.send("pc_work()\r")
                 time.sleep(delay)

@@ -7,6 +7,8 @@
 #   as   an autosave of the running field (lo_store: write-then-rename of .journal, .snap)
 #   w    /data/pc/state rewritten by write-then-rename, generation n, state_text(n)
 #   a    line n appended to /data/pc/log and flushed (littlefs syncs the file)
+#   ns   lo.save('mine') every eighth turn: /data/field/mine.snap, the last one kept as
+#        mine.prev.snap ("PC ns> k tick digest |" gives the field it is writing)
 # The field is the one restored at boot, or a new one when nothing was restored.
 import os
 import lo
@@ -74,4 +76,8 @@ def pc_work(ticks=2, keep=3):
         log.write(log_line(n))
         log.flush()
         print('PC a', n, '|')
+        if n % 8 == 0:
+            print('PC ns>', n // 8, f.tick_count(), _hexd(f), '|')
+            lo.save('mine')
+            print('PC ns', n // 8, '|')
         n += 1
