@@ -7,10 +7,13 @@
 #   _swap     a function's candidates through the gates, the live swaps, rollback
 #   _gates    verify, equivalent (replays), faster (A/B timing)
 #   _journal  the journal's entries and digests
+#   _experience  the journal saved to /data, and the hints it gives the next boot
 #   _source   a def's source text, compiled again for a native twin
 #   _values   copies and comparison of the values a replay passes and returns
 # The parts read the tunables below from this module at every use, so setting one at the
 # console (opt.MARGIN = 0.05) takes effect at once.
+from . import _experience, _journal
+from ._experience import experience
 from ._journal import journal, log
 from ._policy import (
     aggressive,
@@ -64,9 +67,16 @@ WATCH_MAX = 256
 AUTO_PERIOD_MS = 500
 # Whether the optimiser also tries native twins (set False to measure rewrites alone).
 native_promotion = True
+# Whether verdicts of earlier boots (/data/opt/journal) guide this one (_experience).
+EXPERIENCE = True
+
+# Every verdict is also appended to /data/opt/journal while /data is mounted; what earlier
+# boots appended is read now, before this boot adds to it.
+_journal.sinks.append(_experience._persist)
+_experience.load()
 
 
 # The API, for readers and the linter (MicroPython's `import *` does not read __all__).
-__all__ = ("aggressive", "attempt", "auto", "by_key", "check", "consider", "forget", "hot",
-           "journal", "key", "log", "optimise", "rollback", "settle", "stop_recording",
-           "swaps", "trust", "trusted")
+__all__ = ("aggressive", "attempt", "auto", "by_key", "check", "consider", "experience",
+           "forget", "hot", "journal", "key", "log", "optimise", "rollback", "settle",
+           "stop_recording", "swaps", "trust", "trusted")

@@ -5,6 +5,7 @@ import binascii
 import hashlib
 
 entries = []  # the journal; an entry's id is its index + 1
+sinks = []  # called with (entry, fn) after each entry is added (_experience saves it)
 _epoch = 0
 
 
@@ -36,6 +37,8 @@ def add(fn, verdict, gate, old, new, edits, gain, detail="", kind="rewrite"):
         "detail": detail,
     }
     entries.append(e)
+    for sink in sinks:
+        sink(e, fn)
     return e
 
 

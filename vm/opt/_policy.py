@@ -11,7 +11,7 @@ import __main__
 import kernel
 import opt
 
-from . import _gates, _journal, _swap
+from . import _experience, _gates, _journal, _swap
 
 done = {}  # id(bytecode owner fn) -> journal id of its last verdict
 _keys = {}  # key (bytes) -> fn
@@ -114,6 +114,11 @@ def attempt(fn, profile="trusted"):
     if _recording is not None and _recording is not fn:
         return None
     if _recording is None:
+        why = _experience.refusal(fn)
+        if why is not None:
+            return _decide(fn, _journal.add(fn, "rejected", "experience",
+                                            _journal.digest(_rw.code(fn)), None, [], None,
+                                            why, "any"))
         try:
             _rw.record(fn, opt.INPUTS)
         except ValueError as e:

@@ -7,7 +7,7 @@ import _rw
 import opt
 import vm
 
-from . import _gates, _journal, _source, _values
+from . import _experience, _gates, _journal, _source, _values
 
 live = {}  # swap id (its journal entry's id) -> Swap
 
@@ -90,29 +90,36 @@ def native_candidate(fn, profile):
     return Native(fn, twin, new), None
 
 
-def _candidates(fn, old, profile):
-    # The candidates that pass gate 1, or the journal entries of those that do not.
-    out = []
+def _candidate(fn, old, profile, kind):
+    # The candidate of this kind if it passes gate 1, else the journal entry saying why.
+    if kind == "native":
+        cand, refused = native_candidate(fn, profile)
+        if cand is None:
+            return _journal.add(fn, "rejected", refused[0], old, None, [], None, refused[1],
+                                "native")
+        return cand
     code = _rw.code(fn)
     edits = _rw.plan(fn)
     if not edits:
-        out.append(_journal.add(fn, "rejected", "plan", old, old, [], None, "nothing to rewrite"))
-    else:
-        start = _rw.start(fn)
-        new = _journal.digest(_gates.replacement(fn, edits)[start:start + len(code)])
-        why = _gates.verify(fn, edits, profile)
-        if why:
-            out.append(_journal.add(fn, "rejected", "verify", old, new, edits, None, why))
-        else:
-            out.append(Rewrite(fn, edits, new))
-    if opt.native_promotion:
-        cand, refused = native_candidate(fn, profile)
-        if cand is None:
-            out.append(_journal.add(fn, "rejected", refused[0], old, None, [], None, refused[1],
-                                    "native"))
-        else:
-            out.append(cand)
-    return out
+        return _journal.add(fn, "rejected", "plan", old, old, [], None, "nothing to rewrite")
+    start = _rw.start(fn)
+    new = _journal.digest(_gates.replacement(fn, edits)[start:start + len(code)])
+    why = _gates.verify(fn, edits, profile)
+    if why:
+        return _journal.add(fn, "rejected", "verify", old, new, edits, None, why)
+    return Rewrite(fn, edits, new)
+
+
+def _kinds(fn):
+    # The candidate kinds to gate, in order: the one an earlier boot swapped in first
+    # (_experience), so that when it passes again the other is not gated at all.
+    kinds = ["rewrite", "native"] if opt.native_promotion else ["rewrite"]
+    h = _experience.hint(fn)
+    first = h and h["swapped"]
+    if first in kinds and first != kinds[0]:
+        kinds.remove(first)
+        kinds.insert(0, first)
+    return kinds, first
 
 
 def _reject(fn, cand, old, gate, gain, why):
@@ -129,7 +136,11 @@ def gate(fn, profile, inputs):
     inputs = [a for a in inputs if _values.clone(a) is not None]
     last = None
     passed = []  # (ratio, candidate, gate miss rate)
-    for cand in _candidates(fn, old, profile):
+    kinds, hinted = _kinds(fn)
+    for kind in kinds:
+        if passed and passed[0][1].kind == hinted:
+            break  # the kind an earlier boot swapped in passed again: done
+        cand = _candidate(fn, old, profile, kind)
         if type(cand) is dict:
             last = cand
             continue
@@ -164,9 +175,13 @@ def gate(fn, profile, inputs):
     # Watched for exception types the original never raised from here on (check()).
     watched = _rw.watch(fn, cand.raises)
     # Gate 4: the entry is written before the code changes.
+    detail = "" if watched else ("not watched for new exception types: %d swaps are"
+                                 % opt.WATCH_MAX)
+    if hinted == cand.kind:
+        detail = ("gated first: swapped in an earlier boot" + ("; " if detail else "")
+                  + detail)
     e = _journal.add(fn, "swapped", None, old, cand.new, cand.edits, round(1 / ratio, 4),
-                     "" if watched else "not watched for new exception types: %d swaps are"
-                     % opt.WATCH_MAX, kind=cand.kind)
+                     detail, kind=cand.kind)
     s = Swap(fn, old, cand, gate_rate, inputs)
     cand.apply()
     live[e["id"]] = s
