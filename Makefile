@@ -10,7 +10,7 @@
 #   kernel/kernel.mk            the ring-0 core's objects and its linker script
 #   boot/boot.mk                BOOTX64.EFI, our UEFI loader (sealed here), test EFI apps
 #   loci/field.mk               field-png, bench-field, bench-store
-#   loci/mesh.mk                bench-loci, colony-NAME, colonies
+#   loci/mesh.mk                bench-loci, bench-repl, colony-NAME, colonies
 #   vm/verifier.mk              verifier-fuzz, verifier-bench, verifier-soundness
 #   vm/patches.mk               the patched MicroPython tree the port builds from
 #   vm/rewrite.mk               rewrite-oracle, rewrite-suite, native-suite (host builds)

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Slow Loci-mesh targets (issue 6), kept out of `make test`. Included by the top Makefile.
 #   make bench-loci                  mesh costs under QEMU -icount (loci/README.md table)
+#   make bench-repl                  REPL latency beside the hostile colony under resume()
+#                                    (plain TCG; loci/README.md, "The REPL beside them")
 #   make bench-inspect               bytes show() writes per colony flavour, and their time
 #                                    at 115200 baud (loci/README.md, "Inspecting the field")
 #   make colony NAME=foraging SEEDS=1-30 OPTS="pheromone=False"
@@ -13,10 +15,13 @@ NAME ?= foraging
 SEEDS ?= 1
 OPTS ?=
 
-.PHONY: bench-loci bench-inspect colony colonies
+.PHONY: bench-loci bench-repl bench-inspect colony colonies
 
 bench-loci: build
 	@$(PY) tools/bench/bench_loci.py
+
+bench-repl: build
+	@$(PY) tools/bench/bench_repl.py
 
 bench-inspect: build
 	@$(PY) tools/bench/bench_inspect.py
