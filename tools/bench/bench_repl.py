@@ -49,12 +49,13 @@ def main() -> int:
                 return 1
         g.run("pause()")
         rounds = g.ask("HM.rounds")
-        fates = g.ask("sorted(set(f['outcome'] for f in hostile.report(HM)['hostile'].values()))")
+        fates = g.ask("[f['outcome'] for f in hostile.report(HM)['hostile'].values()]")
     lat.sort()
-    print(f"REPL beside foraging and {len(fates) and 'every'} hostile kind under resume(): "
+    print(f"REPL beside foraging and {len(fates)} hostile kinds under resume(): "
           f"{n} answers of 6*7, {delay:g} s apart, over {rounds} rounds")
     print(f"  median {statistics.median(lat):.3f} s, 90th percentile "
-          f"{lat[int(0.9 * (n - 1))]:.3f} s, largest {lat[-1]:.3f} s; hostile fates {fates}")
+          f"{lat[int(0.9 * (n - 1))]:.3f} s, largest {lat[-1]:.3f} s")
+    print("  hostiles: " + ", ".join(f"{fates.count(o)} {o}" for o in sorted(set(fates))))
     return 0
 
 
