@@ -29,6 +29,8 @@ AUDIT_FILE_RECORDS = 4096     # ... or at this many records when it goes to /dat
 LINEAGE_SHARE = 4             # one console-spawned Locus's descendants: max_loci / this
 LAST = [None]                 # the mesh made last, for the console (lo_mesh)
 
+_run = _budget.run
+_OK = _budget.OK
 _OPS = {"sense": _cap.SENSE, "deposit": _cap.DEPOSIT}
 _STATUS = {_budget.OPS: "ops budget exhausted", _budget.CYCLES: "cycle budget exhausted",
            _budget.ALLOC: "allocation budget exhausted"}
@@ -204,6 +206,9 @@ class Mesh:
             self._do_respawns(rn)
         self._quiet(self.caps.expire, now)
         ready = []
+        # _rand() and _value() inlined: this loop runs once per Locus per round.
+        x = self.rng
+        sense = self.field.sense
         for r in self.loci.values():
             if r.state == "retired":
                 continue
@@ -212,13 +217,26 @@ class Mesh:
                 continue
             r.state = "live"
             age = rn - r.last_round
-            if r.wake is not None and age < PATIENCE:
-                w = r.wake
+            w = r.wake
+            if w is not None and age < PATIENCE:
                 if self._value(w, None) <= w["above"]:
                     continue
-            act = self._value(r.attend, r.pos) + AGE_WEIGHT * age
-            ready.append((-act, self._rand(), r))
-        ready.sort(key=lambda e: (e[0], e[1]))
+            a = r.attend
+            if a is None:
+                act = 0.0
+            elif "key" in a or "region" in a:
+                act = self._value(a, r.pos)
+            else:
+                p = r.pos
+                act = sense(a["flavour"], p if p is not None else a["at"])
+            x ^= (x << 13) & 0xFFFFFFFF
+            x ^= x >> 17
+            x ^= (x << 5) & 0xFFFFFFFF
+            # Activation first, a draw second: draws never repeat within 2**32 - 1, so no
+            # two keys are equal and the sort never compares records.
+            ready.append((-(act + AGE_WEIGHT * age), x, r))
+        self.rng = x
+        ready.sort()
         if self.steps_per_round:
             ready = ready[:self.steps_per_round]
         n = 0
@@ -261,8 +279,7 @@ class Mesh:
         r.last_round = self.rounds
         b = r.budget
         first_new = self.next_id
-        st, val, ops, cyc, alloc = _budget.run(r.step_fn, r.ctx, b["ops"], b["cycles"],
-                                               b["alloc"])
+        st, val, ops, cyc, alloc = _run(r.step_fn, r.ctx, b["ops"], b["cycles"], b["alloc"])
         self.steps += 1
         r.steps += 1
         r.ops += ops
@@ -272,8 +289,9 @@ class Mesh:
         # What it keeps can have grown by at most what it allocated: measure only when
         # that bound passes its budget.
         r.kept_bound += alloc
-        self._settle(first_new)
-        if st == _budget.OK:
+        if self.next_id != first_new or self.starting:
+            self._settle(first_new)
+        if st == _OK:
             if r.kept_bound > b["kept"] and self._kept_over(r):
                 return
             if r.retire_asked:
