@@ -128,6 +128,29 @@ def run_mutant(oracle: Path, mpy: bytes, probe_log: list[str] | None = None
     return ("ok" if p.returncode == 0 else "python_error"), p.returncode, err
 
 
+# Plain source that reached undefined behaviour in py/ before vm/patches fixed it (each
+# found first through a mutant): run on the oracle before the mutants, a sanitizer
+# report from any is a failure like a mutant's.
+PLAIN_UB = [
+    ("0017 mpz_shr_inpl mask", "print(-(2 ** 100) >> 31)"),
+    ("0018 mpz_set_from_bytes shift",
+     "print(int.from_bytes(bytes([0, 0, 0, 0xab]) + bytes(7) + b'\\x01', 'little'))"),
+]
+
+
+def run_plain(oracle: Path) -> list[dict]:
+    """The PLAIN_UB programs on the oracle: a failure record for each that reports."""
+    out = []
+    for name, src in PLAIN_UB:
+        p = subprocess.run([str(oracle), "-c", src], env=ENV, capture_output=True,
+                           timeout=10, stdin=subprocess.DEVNULL)
+        err = p.stderr.decode("utf-8", "replace")
+        if p.returncode != 0 or "runtime error:" in err or "AddressSanitizer" in err:
+            out.append({"file": f"plain source: {name}", "rc": p.returncode,
+                        "stderr": err[-2000:]})
+    return out
+
+
 def replay(args: list[str]) -> None:
     pristine = "--pristine" in args
     oracle = build_oracle(pristine)
@@ -230,7 +253,8 @@ def main() -> None:
     # The exact stack-bound check (stackcheck.py), on the patched oracle's probe only.
     stack = {"functions_ran": 0, "at_max_depth": 0, "at_max_blocks": 0,
              "stack_violations": 0} if not pristine else {}
-    failures = []
+    failures = [] if pristine else run_plain(oracle)
+    stats["failures"] += len(failures)
     violations = []
     while stats["accepted"] < want and stats["tried"] < want * 400:
         f, data = rng.choice(mods)
