@@ -3,6 +3,7 @@
 # them by the traces at their attention. Nothing calls a Locus but round() below.
 import _budget
 import _cap
+import _mesh
 import audit_store
 import field
 import locus_manifest
@@ -205,50 +206,22 @@ class Mesh:
         if self.respawns:
             self._do_respawns(rn)
         self._quiet(self.caps.expire, now)
-        ready = []
-        # _rand() and _value() inlined: this loop runs once per Locus per round.
-        x = self.rng
-        sense = self.field.sense
-        for r in self.loci.values():
-            if r.state == "retired":
-                continue
-            if r.backoff_until > rn:
-                r.state = "backoff"
-                continue
-            r.state = "live"
-            age = rn - r.last_round
-            w = r.wake
-            if w is not None and age < PATIENCE:
-                if self._value(w, None) <= w["above"]:
-                    continue
-            a = r.attend
-            if a is None:
-                act = 0.0
-            elif "key" in a or "region" in a:
-                act = self._value(a, r.pos)
-            else:
-                p = r.pos
-                act = sense(a["flavour"], p if p is not None else a["at"])
-            x ^= (x << 13) & 0xFFFFFFFF
-            x ^= x >> 17
-            x ^= (x << 5) & 0xFFFFFFFF
-            # Activation first, a draw second: draws never repeat within 2**32 - 1, so no
-            # two keys are equal and the sort never compares records.
-            ready.append((-(act + AGE_WEIGHT * age), x, r))
-        self.rng = x
-        ready.sort()
+        # In C (loci/mod/modmesh.c): each record's state, its wake condition, its
+        # activation (the trace it attends to, plus AGE_WEIGHT a round of age) and a
+        # draw from self.rng; the records sorted by (-activation, draw).
+        ready = _mesh.ready(self, rn, AGE_WEIGHT, PATIENCE)
         if self.steps_per_round:
             ready = ready[:self.steps_per_round]
         n = 0
         order = self.last_order = []
-        for e in ready:
-            order.append(e[2].id)
+        for r in ready:
+            order.append(r.id)
             try:
-                self._step(e[2], now)
+                self._step(r, now)
             except Exception as x:
                 # A hole in the runtime, not in the Locus's budget: it must not stop the
                 # neighbours' steps. Counted, and charged to the Locus as a failure.
-                self._contain(e[2], x)
+                self._contain(r, x)
             n += 1
             if self.halted:
                 break
