@@ -22,8 +22,7 @@ typedef struct {
 } ready_t;
 
 static mp_obj_t dict_get(mp_obj_t d, qstr k) {
-    mp_map_elem_t *e =
-        mp_map_lookup(mp_obj_dict_get_map(d), MP_OBJ_NEW_QSTR(k), MP_MAP_LOOKUP);
+    mp_map_elem_t *e = mp_map_lookup(mp_obj_dict_get_map(d), MP_OBJ_NEW_QSTR(k), MP_MAP_LOOKUP);
     return e ? e->value : MP_OBJ_NULL;
 }
 
@@ -38,7 +37,7 @@ static mp_float_t value(mp_obj_t mesh, mp_obj_t field, mp_obj_t a, mp_obj_t pos)
         mp_obj_t at = pos != mp_const_none ? pos : dict_get(a, MP_QSTR_at);
         if (fl != MP_OBJ_NULL && at != MP_OBJ_NULL) {
             // The C method field.sense would run (field.Field does not override it).
-            mp_obj_t args[3] = {field, fl, at};
+            mp_obj_t args[3] = { field, fl, at };
             return mp_obj_get_float(
                 mp_call_function_n_kw(MP_OBJ_FROM_PTR(&modfield_sense_obj), 3, 0, args));
         }
@@ -115,8 +114,8 @@ static mp_obj_t mesh_ready(size_t n_args, const mp_obj_t *args) {
                 continue;
             }
         }
-        mp_float_t act = value(mesh, field, mp_load_attr(r, MP_QSTR_attend),
-                               mp_load_attr(r, MP_QSTR_pos));
+        mp_float_t act =
+            value(mesh, field, mp_load_attr(r, MP_QSTR_attend), mp_load_attr(r, MP_QSTR_pos));
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
