@@ -8,11 +8,19 @@
 // within 2**32 - 1, so no two keys are equal and the order is the one Python's sort of
 // those pairs gives. A condition or attention that is not a plain cell or key (a region)
 // goes to mesh._value, the Python definition, so the meaning stays in one place.
+//
+// steps(mesh, ready, now, order) runs those records' steps in that order as
+// Mesh._step(r, now) would, each under its budget (vm/budget's budget_run, the C that
+// `_budget.run` calls), with the same accounting; Mesh._after_step (children to start,
+// strikes, retirement) is called only when it has something to do, and Mesh._step
+// itself for anything unusual (no step function, a budgeted call already running).
 #include <string.h>
 
+#include "py/nlr.h"
 #include "py/obj.h"
 #include "py/runtime.h"
 
+#include "budget.h"
 #include "modfield.h"
 
 typedef struct {
@@ -140,9 +148,111 @@ static mp_obj_t mesh_ready(size_t n_args, const mp_obj_t *args) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mesh_ready_obj, 4, 4, mesh_ready);
 
+static mp_obj_t call_method(mp_obj_t obj, qstr name, size_t n, const mp_obj_t *args) {
+    mp_obj_t dest[2 + 4];
+    mp_load_method(obj, name, dest);
+    for (size_t i = 0; i < n; i++) {
+        dest[2 + i] = args[i];
+    }
+    return mp_call_method_n_kw(n, 0, dest);
+}
+
+// obj.name += by, with Python's int arithmetic.
+static void add_attr(mp_obj_t obj, qstr name, mp_obj_t by) {
+    mp_store_attr(obj, name, mp_binary_op(MP_BINARY_OP_INPLACE_ADD, mp_load_attr(obj, name), by));
+}
+
+// As `_budget.run` reads a limit (vm/budget/mod/modbudget.c).
+static uint64_t limit(mp_obj_t budget, qstr name) {
+    mp_int_t v = mp_obj_get_int(mp_obj_subscr(budget, MP_OBJ_NEW_QSTR(name), MP_OBJ_SENTINEL));
+    if (v < 0) {
+        mp_raise_msg_varg(&mp_type_ValueError,
+                          MP_ERROR_TEXT("_budget.run: %s must be >= 0 (0 means no limit), got %d"),
+                          qstr_str(name), (int)v);
+    }
+    return (uint64_t)v;
+}
+
+// One step of record r: Mesh._step(r, now), its common case in C.
+static void step_one(mp_obj_t mesh, mp_obj_t r, mp_obj_t now) {
+    mp_obj_t fn = mp_load_attr(r, MP_QSTR_step_fn);
+    if (fn == mp_const_none || budget_active() || !mp_obj_is_callable(fn)) {
+        mp_obj_t args[2] = { r, now };
+        call_method(mesh, MP_QSTR__step, 2, args);
+        return;
+    }
+    mp_obj_t ctx = mp_load_attr(r, MP_QSTR_ctx);
+    mp_store_attr(ctx, MP_QSTR_tick, now);
+    mp_store_attr(r, MP_QSTR_last_round, mp_load_attr(mesh, MP_QSTR_rounds));
+    mp_obj_t b = mp_load_attr(r, MP_QSTR_budget);
+    mp_obj_t first_new = mp_load_attr(mesh, MP_QSTR_next_id);
+    struct budget_limits lim;
+    lim.ops = limit(b, MP_QSTR_ops);
+    lim.cycles = limit(b, MP_QSTR_cycles);
+    lim.alloc = limit(b, MP_QSTR_alloc);
+    struct budget_result res;
+    budget_run(fn, ctx, &lim, &res);
+    mp_obj_t alloc = mp_obj_new_int_from_ull(res.alloc);
+    mp_obj_t ops = mp_obj_new_int_from_ull(res.ops);
+    add_attr(mesh, MP_QSTR_steps, MP_OBJ_NEW_SMALL_INT(1));
+    add_attr(r, MP_QSTR_steps, MP_OBJ_NEW_SMALL_INT(1));
+    add_attr(r, MP_QSTR_ops, ops);
+    mp_store_attr(r, MP_QSTR_ops_last, ops);
+    mp_store_attr(r, MP_QSTR_alloc, alloc);
+    mp_store_attr(r, MP_QSTR_cycles, mp_obj_new_int_from_ull(res.cycles));
+    add_attr(r, MP_QSTR_kept_bound, alloc);
+    // Mesh._after_step does nothing in this case; anything else is its business.
+    bool quiet =
+        res.status == BUDGET_OK && mp_obj_equal(mp_load_attr(mesh, MP_QSTR_next_id), first_new) &&
+        !mp_obj_is_true(mp_load_attr(mesh, MP_QSTR_starting)) &&
+        !mp_obj_is_true(
+            mp_binary_op(MP_BINARY_OP_MORE, mp_load_attr(r, MP_QSTR_kept_bound),
+                         mp_obj_subscr(b, MP_OBJ_NEW_QSTR(MP_QSTR_kept), MP_OBJ_SENTINEL))) &&
+        !mp_obj_is_true(mp_load_attr(r, MP_QSTR_retire_asked));
+    if (!quiet) {
+        mp_obj_t args[4] = { r, MP_OBJ_NEW_SMALL_INT(res.status), res.value, first_new };
+        call_method(mesh, MP_QSTR__after_step, 4, args);
+    }
+}
+
+static mp_obj_t mesh_steps(size_t n_args, const mp_obj_t *args) {
+    (void)n_args;
+    mp_obj_t mesh = args[0];
+    mp_obj_t now = args[2];
+    mp_obj_t order = args[3];
+    size_t len;
+    mp_obj_t *items;
+    mp_obj_list_get(args[1], &len, &items);
+    mp_int_t n = 0;
+    for (size_t i = 0; i < len; i++) {
+        mp_obj_t r = items[i];
+        mp_obj_list_append(order, mp_load_attr(r, MP_QSTR_id));
+        nlr_buf_t nlr;
+        if (nlr_push(&nlr) == 0) {
+            step_one(mesh, r, now);
+            nlr_pop();
+        } else {
+            mp_obj_t x = MP_OBJ_FROM_PTR(nlr.ret_val);
+            if (!mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(x)),
+                                         MP_OBJ_FROM_PTR(&mp_type_Exception))) {
+                nlr_jump(nlr.ret_val);  // KeyboardInterrupt, SystemExit: not the mesh's
+            }
+            mp_obj_t cargs[2] = { r, x };
+            call_method(mesh, MP_QSTR__contain, 2, cargs);
+        }
+        n++;
+        if (mp_obj_is_true(mp_load_attr(mesh, MP_QSTR_halted))) {
+            break;
+        }
+    }
+    return MP_OBJ_NEW_SMALL_INT(n);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mesh_steps_obj, 4, 4, mesh_steps);
+
 static const mp_rom_map_elem_t mesh_module_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR__mesh) },
     { MP_ROM_QSTR(MP_QSTR_ready), MP_ROM_PTR(&mesh_ready_obj) },
+    { MP_ROM_QSTR(MP_QSTR_steps), MP_ROM_PTR(&mesh_steps_obj) },
 };
 static MP_DEFINE_CONST_DICT(mesh_module_globals, mesh_module_table);
 

@@ -212,19 +212,13 @@ class Mesh:
         ready = _mesh.ready(self, rn, AGE_WEIGHT, PATIENCE)
         if self.steps_per_round:
             ready = ready[:self.steps_per_round]
-        n = 0
+        # In C too: each step as _step() takes it, under its budget, with the accounting;
+        # _after_step() (settle, strikes, retirement) only when there is something to
+        # do. An Exception out of either is a hole in the runtime, not in the Locus's
+        # budget: it must not stop the neighbours' steps, so it goes to _contain(). The
+        # loop stops after a step that halted the mesh.
         order = self.last_order = []
-        for r in ready:
-            order.append(r.id)
-            try:
-                self._step(r, now)
-            except Exception as x:
-                # A hole in the runtime, not in the Locus's budget: it must not stop the
-                # neighbours' steps. Counted, and charged to the Locus as a failure.
-                self._contain(r, x)
-            n += 1
-            if self.halted:
-                break
+        n = _mesh.steps(self, ready, now, order)
         self.field.tick()
         self.now = now + 1
         if self.epoch and self.now % self.epoch == 0:
@@ -262,6 +256,13 @@ class Mesh:
         # What it keeps can have grown by at most what it allocated: measure only when
         # that bound passes its budget.
         r.kept_bound += alloc
+        self._after_step(r, st, val, first_new)
+
+    def _after_step(self, r, st, val, first_new):
+        # What follows a step: start the children it spawned, then its outcome. With
+        # nothing spawned or starting, status OK, kept_bound within budget.kept and no
+        # retirement asked, this does nothing (modmesh.c's steps() skips the call then).
+        b = r.budget
         if self.next_id != first_new or self.starting:
             self._settle(first_new)
         if st == _OK:
