@@ -126,6 +126,32 @@ S.round()
     assert order[:2] == ["n2", "n0"], order
 
 
+def test_attention_to_a_key_or_a_region_and_a_wake_on_a_key_order_the_steps(g):
+    # The scheduler's scan is C (loci/mod/modmesh.c); a key or a region goes to
+    # Mesh._value. Region activation is the region's total (field.region()[0]).
+    g.paste("""
+KR = new(seed=3)
+KR.spawn(man('cell', 'def step(ctx):\\n    pass', attend={'flavour': 'food', 'at': (9, 9)}))
+KR.spawn(man('key', 'def step(ctx):\\n    pass', attend={'flavour': 'work', 'key': 'k'}))
+KR.spawn(man('area', 'def step(ctx):\\n    pass',
+             attend={'flavour': 'food', 'region': (0, 0, 4, 4)}))
+kw = KR.spawn(man('keywait', 'def step(ctx):\\n    pass',
+                  wake={'flavour': 'work', 'key': 'go', 'above': 0.5}))
+KR.field.deposit('food', (1, 1), 2.0)
+KR.field.deposit('food', (2, 2), 2.0)
+KR.field.deposit('food', (9, 9), 3.0)
+KR.field.deposit('work', 'k', 1.0)
+KR.field.tick()
+KR.round()
+first = [KR.info(i)['name'] for i in KR.last_order]
+KR.field.deposit('work', 'go', 1.0)
+KR.field.tick()
+KR.round()
+""")
+    assert ask(g, "first") == ["area", "cell", "key"], ask(g, "first")
+    assert "keywait" in ask(g, "[KR.info(i)['name'] for i in KR.last_order]")
+
+
 def test_a_wake_condition_holds_a_locus_until_the_trace_crosses_it(g):
     g.paste("""
 W = new()
