@@ -6,7 +6,7 @@
 // from mesh.rng (xorshift32, the same draws in the same order as the Python it
 // replaces), and returns the records sorted by (-activation, draw). Draws never repeat
 // within 2**32 - 1, so no two keys are equal and the order is the one Python's sort of
-// those pairs gives. A condition or attention that is not a plain cell or key (a region)
+// those pairs gives. A condition or attention that is not a plain cell (a key, a region)
 // goes to mesh._value, the Python definition, so the meaning stays in one place.
 //
 // steps(mesh, ready, now, order) runs those records' steps in that order as

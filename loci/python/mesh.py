@@ -30,8 +30,6 @@ AUDIT_FILE_RECORDS = 4096     # ... or at this many records when it goes to /dat
 LINEAGE_SHARE = 4             # one console-spawned Locus's descendants: max_loci / this
 LAST = [None]                 # the mesh made last, for the console (lo_mesh)
 
-_run = _budget.run
-_OK = _budget.OK
 _OPS = {"sense": _cap.SENSE, "deposit": _cap.DEPOSIT}
 _STATUS = {_budget.OPS: "ops budget exhausted", _budget.CYCLES: "cycle budget exhausted",
            _budget.ALLOC: "allocation budget exhausted"}
@@ -177,14 +175,6 @@ class Mesh:
         return self.rounds
 
     # ---- scheduling --------------------------------------------------------------
-    def _rand(self):
-        x = self.rng
-        x ^= (x << 13) & 0xFFFFFFFF
-        x ^= x >> 17
-        x ^= (x << 5) & 0xFFFFFFFF
-        self.rng = x
-        return x
-
     def _value(self, a, pos):
         if a is None:
             return 0.0
@@ -246,7 +236,8 @@ class Mesh:
         r.last_round = self.rounds
         b = r.budget
         first_new = self.next_id
-        st, val, ops, cyc, alloc = _run(r.step_fn, r.ctx, b["ops"], b["cycles"], b["alloc"])
+        st, val, ops, cyc, alloc = _budget.run(r.step_fn, r.ctx, b["ops"], b["cycles"],
+                                               b["alloc"])
         self.steps += 1
         r.steps += 1
         r.ops += ops
@@ -265,7 +256,7 @@ class Mesh:
         b = r.budget
         if self.next_id != first_new or self.starting:
             self._settle(first_new)
-        if st == _OK:
+        if st == _budget.OK:
             if r.kept_bound > b["kept"] and self._kept_over(r):
                 return
             if r.retire_asked:
