@@ -409,6 +409,10 @@ class Mesh:
             st, val, _, _, _ = _budget.run(r.ns["init"], r.ctx, b["ops"], b["cycles"],
                                            b["alloc"])
         self._settle(first_new)
+        if st == _budget.RAISED and isinstance(val, KeyboardInterrupt):
+            # Ctrl-C during its code or init is the console's, not the Locus's failure.
+            self._retire(r, "start interrupted (Ctrl-C)", failure=False)
+            raise val
         step = r.ns.get("step")
         if st == _budget.OK and step is None:
             st, val = _budget.RAISED, ValueError("the code defines no step(ctx)")

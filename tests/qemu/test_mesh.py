@@ -230,6 +230,24 @@ K.run(60)
     assert ask(g, "K.info(r)['restarts']") >= 1
 
 
+def test_ctrl_c_while_a_locus_starts_stops_the_console_command(g):
+    # A Locus's code and init run under its budget, where Ctrl-C comes back as RAISED
+    # (KeyboardInterrupt): that is the console's interrupt, never a failed start the
+    # mesh shrugs off (CI saw a colony's run go on to its end after a Ctrl-C this way).
+    g.paste("I = new()\n")
+    init = ("def init(ctx):\n    ('a' * 400000).find('a' * 2000 + 'b')\n"
+            "def step(ctx):\n    pass\n")
+    g.send(f"I.spawn(man('slow', {init!r}, budget={{'ops': 2000, 'alloc': 1 << 20, "
+           "'cycles': 0}))\r")
+    g.expect(re.escape("}))"))
+    time.sleep(1.0)
+    g.send(b"\x03")
+    out = g.expect(re.escape(">>> "), timeout=30).decode(errors="replace")
+    assert "KeyboardInterrupt" in out, out
+    info = ask(g, "I.info(max(I.loci))")
+    assert info["state"] == "retired" and "interrupted" in info["error"], info
+
+
 def test_replace_keeps_id_caps_and_memory(g):
     g.paste("""
 R = new()
