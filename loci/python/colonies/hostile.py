@@ -2,6 +2,7 @@
 # Hostile colony: the foraging colony with hostile Loci beside it (restart "never"
 # unless src_hostile.RESTART says otherwise). Reports each hostile's fate and the
 # foraging throughput against a run without them, per tick and per guest second.
+import gc
 import time
 
 import mesh
@@ -54,7 +55,11 @@ def report(m):
 def run(seed=1, ticks=TICKS, quiet=False, **opts):
     """Foraging alone, then with the hostiles; deliveries in `ticks` ticks of each, and
     per guest second (time.ticks_ms around each run, spawns included; under QEMU
-    -icount the guest's clock is its instruction count, so reruns agree)."""
+    -icount the guest's clock is its instruction count, so reruns agree). Each run
+    starts after a collection: the heap is large enough that neither run collects,
+    where garbage left by what ran before would put one collection (0.3 guest s) into
+    whichever run crossed the heap's end."""
+    gc.collect()
     t = time.ticks_ms()
     base = mesh.Mesh(flavours(**opts), seed=seed)
     foraging.setup(base, seed=seed, **opts)
@@ -62,6 +67,7 @@ def run(seed=1, ticks=TICKS, quiet=False, **opts):
     secs_alone = time.ticks_diff(time.ticks_ms(), t) / 1000
     alone = foraging.report(base)["delivered"]
     base = None
+    gc.collect()
     t = time.ticks_ms()
     m = mesh.Mesh(flavours(**opts), seed=seed)
     setup(m, seed=seed, **opts)
