@@ -12,6 +12,7 @@
 #include "py/runtime.h"
 
 #include "cap.h"
+#include "modcap.h"
 
 MP_DEFINE_EXCEPTION(CapError, ValueError)
 
@@ -217,6 +218,36 @@ static mp_obj_t table_make_new(const mp_obj_type_t *type, size_t n_args, size_t 
     return MP_OBJ_FROM_PTR(o);
 }
 
+mp_obj_t modcap_grant(mp_obj_t table, mp_obj_t owner_in, mp_obj_t rights, mp_obj_t flavours,
+                      mp_obj_t region, mp_obj_t keys, mp_obj_t rate, mp_obj_t expires, mp_obj_t io,
+                      mp_obj_t mem, mp_obj_t by) {
+    cap_table_t *t = table_of(table);
+    cap_scope_t s;
+    memset(&s, 0, sizeof s);
+    uint32_t owner = get_u32(owner_in, "owner");
+    s.rights = get_u32(rights, "rights");
+    s.flavours = get_u32(flavours, "flavours");
+    if (region != mp_const_none) {
+        get_region(region, &s);
+    }
+    if (keys != mp_const_none) {
+        get_keys(keys, &s);
+    }
+    s.rate = get_rate(rate);
+    s.expires = get_expires(expires);
+    get_range(io, "io (lo, hi)", &s.has_io, &s.io_lo, &s.io_hi);
+    get_range(mem, "mem (lo, hi)", &s.has_mem, &s.mem_lo, &s.mem_hi);
+    if (s.rights & ~(uint32_t)CAP_ALL_RIGHTS) {
+        mp_raise_ValueError(MP_ERROR_TEXT("rights: unknown bits"));
+    }
+    cap_ref_t ref;
+    int rc = cap_grant(t, owner, &s, get_u32(by, "by"), &ref);
+    if (rc != CAP_OK) {
+        raise_err(rc, "grant");
+    }
+    return new_cap(&ref, owner);
+}
+
 // grant(owner, rights, flavours=0, region=None, keys=None, rate=-1.0, expires=0,
 //       io=None, mem=None, by=0) -> Cap
 static mp_obj_t table_grant(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
@@ -246,31 +277,9 @@ static mp_obj_t table_grant(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     };
     mp_arg_val_t a[MP_ARRAY_SIZE(allowed)];
     mp_arg_parse_all(n_args - 1, pos + 1, kw, MP_ARRAY_SIZE(allowed), allowed, a);
-    cap_table_t *t = table_of(pos[0]);
-    cap_scope_t s;
-    memset(&s, 0, sizeof s);
-    uint32_t owner = get_u32(a[ARG_owner].u_obj, "owner");
-    s.rights = get_u32(a[ARG_rights].u_obj, "rights");
-    s.flavours = get_u32(a[ARG_flavours].u_obj, "flavours");
-    if (a[ARG_region].u_obj != mp_const_none) {
-        get_region(a[ARG_region].u_obj, &s);
-    }
-    if (a[ARG_keys].u_obj != mp_const_none) {
-        get_keys(a[ARG_keys].u_obj, &s);
-    }
-    s.rate = get_rate(a[ARG_rate].u_obj);
-    s.expires = get_expires(a[ARG_expires].u_obj);
-    get_range(a[ARG_io].u_obj, "io (lo, hi)", &s.has_io, &s.io_lo, &s.io_hi);
-    get_range(a[ARG_mem].u_obj, "mem (lo, hi)", &s.has_mem, &s.mem_lo, &s.mem_hi);
-    if (s.rights & ~(uint32_t)CAP_ALL_RIGHTS) {
-        mp_raise_ValueError(MP_ERROR_TEXT("rights: unknown bits"));
-    }
-    cap_ref_t ref;
-    int rc = cap_grant(t, owner, &s, get_u32(a[ARG_by].u_obj, "by"), &ref);
-    if (rc != CAP_OK) {
-        raise_err(rc, "grant");
-    }
-    return new_cap(&ref, owner);
+    return modcap_grant(pos[0], a[ARG_owner].u_obj, a[ARG_rights].u_obj, a[ARG_flavours].u_obj,
+                        a[ARG_region].u_obj, a[ARG_keys].u_obj, a[ARG_rate].u_obj,
+                        a[ARG_expires].u_obj, a[ARG_io].u_obj, a[ARG_mem].u_obj, a[ARG_by].u_obj);
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(table_grant_obj, 3, table_grant);
 
@@ -436,6 +445,14 @@ static mp_obj_t table_check(size_t n_args, const mp_obj_t *pos, mp_map_t *kw) {
     return MP_OBJ_NEW_SMALL_INT(rc);
 }
 static MP_DEFINE_CONST_FUN_OBJ_KW(table_check_obj, 4, table_check);
+
+int modcap_check(mp_obj_t table, mp_obj_t cap, uint32_t owner, const cap_req_t *req) {
+    int rc = cap_check(table_of(table), &cap_of(cap)->ref, owner, req);
+    if (rc == CAP_E_ARG) {
+        raise_err(rc, "check");
+    }
+    return rc;
+}
 
 // refuse(owner, op, flavour=-1) -> the code audited (E_OP), or E_AUDIT_FULL: a use that no
 // capability of the owner covers, recorded though there is no handle to check.

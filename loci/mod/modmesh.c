@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
-// The `_mesh` MicroPython module: the hot part of Mesh.round (loci/python/mesh.py) in C.
+// The `_mesh` MicroPython module: the Locus record and ctx types (mesh_record.c,
+// mesh_ctx.c), and the hot part of Mesh.round (loci/python/mesh.py) in C.
+//
 // ready(mesh, rn, age_weight, patience) walks mesh.loci in the dict's own order, sets
 // each record's state (backoff or live), skips a Locus whose wake condition is not met,
 // computes its activation from the trace it attends to plus its age, draws its tie-break
 // from mesh.rng (xorshift32, the same draws in the same order as the Python it
-// replaces), and returns the records sorted by (-activation, draw). Draws never repeat
+// replaced), and returns the records sorted by (-activation, draw). Draws never repeat
 // within 2**32 - 1, so no two keys are equal and the order is the one Python's sort of
-// those pairs gives. A condition or attention that is not a plain cell (a key, a region)
+// those pairs gives. An attention or condition that is not a cell or a key (a region)
 // goes to mesh._value, the Python definition, so the meaning stays in one place.
 //
 // steps(mesh, ready, now, order) runs those records' steps in that order as
@@ -18,31 +20,38 @@
 
 #include "py/nlr.h"
 #include "py/obj.h"
+#include "py/objstr.h"
 #include "py/runtime.h"
 
 #include "budget.h"
 #include "modfield.h"
+#include "modmesh.h"
 
+// ready()'s sort key: the activation key -(activation + age_weight * age) as an unsigned
+// int of the same order (hi), then the draw and the record's index (lo). Draws never
+// repeat within a round, so the index never decides, and the order is the one of the
+// pairs (key, draw).
 typedef struct {
-    mp_float_t key;  // -(activation + age_weight * age)
-    uint32_t draw;
-    mp_obj_t rec;
-} ready_t;
+    uint64_t hi, lo;
+} order_key_t;
 
-static mp_obj_t dict_get(mp_obj_t d, qstr k) {
-    mp_map_elem_t *e = mp_map_lookup(mp_obj_dict_get_map(d), MP_OBJ_NEW_QSTR(k), MP_MAP_LOOKUP);
-    return e ? e->value : MP_OBJ_NULL;
-}
+// Scratch of ready(), kept from one round to the next (a GC root): the records, then
+// two arrays of keys to merge between. Rounds of the same mesh need the same size, and
+// a large block found anew each round cost more than the sort.
+MP_REGISTER_ROOT_POINTER(void *mesh_scratch);
+MP_REGISTER_ROOT_POINTER(size_t mesh_scratch_cap);
 
-// The value a Locus attends to (or waits on), as Mesh._value(a, pos) gives it.
+// The value a Locus attends to (or waits on), as Mesh._value(a, pos) gives it, for any
+// `a`: the field's own sense for a cell (with its errors for a bad one), Python for the
+// rest.
 static mp_float_t value(mp_obj_t mesh, mp_obj_t field, mp_obj_t a, mp_obj_t pos) {
     if (a == mp_const_none) {
         return 0;
     }
-    if (mp_obj_is_exact_type(a, &mp_type_dict) && !dict_get(a, MP_QSTR_key) &&
-        !dict_get(a, MP_QSTR_region)) {
-        mp_obj_t fl = dict_get(a, MP_QSTR_flavour);
-        mp_obj_t at = pos != mp_const_none ? pos : dict_get(a, MP_QSTR_at);
+    if (mp_obj_is_type(a, &mp_type_dict) && !mesh_dict_get(a, MP_QSTR_key) &&
+        !mesh_dict_get(a, MP_QSTR_region)) {
+        mp_obj_t fl = mesh_dict_get(a, MP_QSTR_flavour);
+        mp_obj_t at = pos != mp_const_none ? pos : mesh_dict_get(a, MP_QSTR_at);
         if (fl != MP_OBJ_NULL && at != MP_OBJ_NULL) {
             // The C method field.sense would run (field.Field does not override it).
             mp_obj_t args[3] = { field, fl, at };
@@ -57,29 +66,166 @@ static mp_float_t value(mp_obj_t mesh, mp_obj_t field, mp_obj_t a, mp_obj_t pos)
     return mp_obj_get_float(mp_call_method_n_kw(2, 0, dest));
 }
 
-static bool before(const ready_t *a, const ready_t *b) {
-    return a->key < b->key || (a->key == b->key && a->draw < b->draw);
+// The index of the flavour a str names, or -1.
+static int flavour_index(const field_t *f, mp_obj_t name) {
+    if (!mp_obj_is_str(name)) {
+        return -1;
+    }
+    size_t n;
+    const char *s = mp_obj_str_get_data(name, &n);
+    for (uint32_t i = 0; i < f->nflavours; i++) {
+        if (f->fl[i].name_len == n && memcmp(f->fl[i].name, s, n) == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
 }
 
-// Bottom-up merge sort of n entries, tmp as large as v.
-static void sort_ready(ready_t *v, ready_t *tmp, size_t n) {
+// A tuple of two small ints inside grid flavour fl.
+static bool cell_of(const field_flavour_t *fl, mp_obj_t at, uint32_t *x, uint32_t *y) {
+    if (!mp_obj_is_type(at, &mp_type_tuple)) {
+        return false;
+    }
+    size_t n;
+    mp_obj_t *xy;
+    mp_obj_tuple_get(at, &n, &xy);
+    if (n != 2 || !mp_obj_is_small_int(xy[0]) || !mp_obj_is_small_int(xy[1])) {
+        return false;
+    }
+    mp_int_t xi = MP_OBJ_SMALL_INT_VALUE(xy[0]), yi = MP_OBJ_SMALL_INT_VALUE(xy[1]);
+    if (xi < 0 || yi < 0 || xi >= (mp_int_t)fl->w || yi >= (mp_int_t)fl->h) {
+        return false;
+    }
+    *x = (uint32_t)xi;
+    *y = (uint32_t)yi;
+    return true;
+}
+
+// How ready() reads `a`: attend (its cell is the record's pos) or a wake condition
+// (its cell is its own `at`, and it has a threshold).
+static void see(const field_t *f, mp_obj_t a, bool wake, mesh_seen_t *s) {
+    s->kind = a == mp_const_none ? MESH_SEEN_NONE : MESH_SEEN_PYTHON;
+    mp_obj_t fl = mesh_dict_get(a, MP_QSTR_flavour);
+    int i = fl != MP_OBJ_NULL ? flavour_index(f, fl) : -1;
+    if (i < 0 || mesh_dict_get(a, MP_QSTR_region)) {
+        return;
+    }
+    if (wake) {
+        mp_obj_t above = mesh_dict_get(a, MP_QSTR_above);
+        if (above == MP_OBJ_NULL || !(mp_obj_is_float(above) || mp_obj_is_small_int(above))) {
+            return;
+        }
+        s->above = mp_obj_get_float(above);
+    }
+    s->fl = (uint8_t)i;
+    mp_obj_t key = mesh_dict_get(a, MP_QSTR_key);
+    if (key != MP_OBJ_NULL) {
+        size_t n = 0;
+        if (f->fl[i].kind == FIELD_KEYED && mp_obj_is_str_or_bytes(key) &&
+            (mp_obj_str_get_data(key, &n), n >= 1 && n <= FIELD_KEY_MAX)) {
+            s->key = key;
+            s->kind = MESH_SEEN_KEY;
+        }
+        return;
+    }
+    mp_obj_t at = mesh_dict_get(a, MP_QSTR_at);
+    if (f->fl[i].kind == FIELD_GRID && at != MP_OBJ_NULL &&
+        (!wake || cell_of(&f->fl[i], at, &s->x, &s->y))) {
+        s->kind = MESH_SEEN_CELL;
+    }
+}
+
+// Mesh._value(a, pos) for what `s` says of `a`.
+static mp_float_t seen_value(mp_obj_t mesh, mp_obj_t field, const field_t *f, mesh_seen_t *s,
+                             mp_obj_t a, mp_obj_t pos, bool wake) {
+    if (s->kind == MESH_SEEN_NOT_YET) {
+        see(f, a, wake, s);
+    }
+    float v;
+    uint32_t x = s->x, y = s->y;
+    size_t n;
+    switch (s->kind) {
+        case MESH_SEEN_NONE:
+            return 0;
+        case MESH_SEEN_CELL:
+            if ((wake || cell_of(&f->fl[s->fl], pos, &x, &y)) &&
+                field_sense_xy(f, s->fl, x, y, &v) == FIELD_OK) {
+                return v;
+            }
+            break;
+        case MESH_SEEN_KEY: {
+            const uint8_t *k = (const uint8_t *)mp_obj_str_get_data(s->key, &n);
+            if (field_sense_key(f, s->fl, k, n, &v) == FIELD_OK) {
+                return v;
+            }
+            break;
+        }
+        default:
+            break;
+    }
+    return value(mesh, field, a, pos);
+}
+
+static uint64_t order_bits(mp_float_t key) {
+    double d = (double)key;
+    if (d == 0) {
+        d = 0;  // -0.0 and 0.0 are the same key
+    }
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    return u >> 63 ? ~u : u | (1ull << 63);
+}
+
+static bool key_before(const order_key_t *a, const order_key_t *b) {
+    return a->hi < b->hi || (a->hi == b->hi && a->lo < b->lo);
+}
+
+// Bottom-up merge sort of a[0..n) between a and b; returns the one holding the result.
+static order_key_t *sort_keys(order_key_t *a, order_key_t *b, size_t n) {
     for (size_t w = 1; w < n; w *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * w) {
             size_t mid = lo + w < n ? lo + w : n;
             size_t hi = lo + 2 * w < n ? lo + 2 * w : n;
             size_t i = lo, j = mid, k = lo;
             while (i < mid && j < hi) {
-                tmp[k++] = before(&v[j], &v[i]) ? v[j++] : v[i++];
+                b[k++] = key_before(&a[j], &a[i]) ? a[j++] : a[i++];
             }
             while (i < mid) {
-                tmp[k++] = v[i++];
+                b[k++] = a[i++];
             }
             while (j < hi) {
-                tmp[k++] = v[j++];
+                b[k++] = a[j++];
             }
         }
-        memcpy(v, tmp, n * sizeof(*v));
+        order_key_t *t = a;
+        a = b;
+        b = t;
     }
+    return a;
+}
+
+static size_t scratch_bytes(size_t cap) {
+    return cap * (sizeof(mp_obj_t) + 2 * sizeof(order_key_t));
+}
+
+// Room for cap records, keeping the first n of what is there.
+static uint8_t *scratch(size_t cap, size_t n) {
+    uint8_t *old = MP_STATE_VM(mesh_scratch);
+    size_t had = MP_STATE_VM(mesh_scratch_cap);
+    if (old != NULL && had >= cap && had / 4 <= cap) {
+        return old;
+    }
+    uint8_t *s = m_new(uint8_t, scratch_bytes(cap));
+    if (old != NULL && n > 0) {
+        memcpy(s, old, n * sizeof(mp_obj_t));
+        memcpy(s + cap * sizeof(mp_obj_t), old + had * sizeof(mp_obj_t), n * sizeof(order_key_t));
+    }
+    MP_STATE_VM(mesh_scratch) = s;
+    MP_STATE_VM(mesh_scratch_cap) = cap;
+    if (old != NULL) {
+        m_del(uint8_t, old, scratch_bytes(had));
+    }
+    return s;
 }
 
 static mp_obj_t mesh_ready(size_t n_args, const mp_obj_t *args) {
@@ -88,15 +234,16 @@ static mp_obj_t mesh_ready(size_t n_args, const mp_obj_t *args) {
     mp_int_t rn = mp_obj_get_int(args[1]);
     mp_float_t age_weight = mp_obj_get_float(args[2]);
     mp_int_t patience = mp_obj_get_int(args[3]);
-    mp_obj_t loci = mp_load_attr(mesh, MP_QSTR_loci);
-    mp_obj_t field = mp_load_attr(mesh, MP_QSTR_field);
+    mp_obj_t loci = mesh_get(mesh, MP_QSTR_loci);
+    mp_obj_t field = mesh_get(mesh, MP_QSTR_field);
+    const field_t *f = &modfield_self(field)->f;
     if (!mp_obj_is_type(loci, &mp_type_dict)) {
         mp_raise_TypeError(MP_ERROR_TEXT("ready: mesh.loci is not a dict"));
     }
     mp_map_t *map = mp_obj_dict_get_map(loci);
-    uint32_t x = (uint32_t)mp_obj_get_int_truncated(mp_load_attr(mesh, MP_QSTR_rng));
+    uint32_t x = (uint32_t)mp_obj_get_int_truncated(mesh_get(mesh, MP_QSTR_rng));
     size_t cap = map->used ? map->used : 1;
-    ready_t *v = m_new(ready_t, 2 * cap);
+    uint8_t *s = scratch(cap, 0);
     size_t n = 0;
     mp_obj_t live = MP_OBJ_NEW_QSTR(MP_QSTR_live);
     mp_obj_t retired = MP_OBJ_NEW_QSTR(MP_QSTR_retired);
@@ -104,46 +251,52 @@ static mp_obj_t mesh_ready(size_t n_args, const mp_obj_t *args) {
         if (!mp_map_slot_is_filled(map, i)) {
             continue;
         }
-        mp_obj_t r = map->table[i].value;
-        mp_obj_t st = mp_load_attr(r, MP_QSTR_state);
-        if (st == retired || mp_obj_equal(st, retired)) {
+        mesh_record_t *r = mesh_record_of(map->table[i].value);
+        // The states are qstrs (a str made at run time would be equal to one, not it).
+        if (r->state == retired || (!mp_obj_is_qstr(r->state) && mp_obj_equal(r->state, retired))) {
             continue;
         }
-        if (mp_obj_get_int(mp_load_attr(r, MP_QSTR_backoff_until)) > rn) {
-            mp_store_attr(r, MP_QSTR_state, MP_OBJ_NEW_QSTR(MP_QSTR_backoff));
+        if (r->backoff_until > rn) {
+            r->state = MP_OBJ_NEW_QSTR(MP_QSTR_backoff);
             continue;
         }
-        mp_store_attr(r, MP_QSTR_state, live);
-        mp_int_t age = rn - mp_obj_get_int(mp_load_attr(r, MP_QSTR_last_round));
-        mp_obj_t w = mp_load_attr(r, MP_QSTR_wake);
-        if (w != mp_const_none && age < patience) {
-            mp_obj_t above = mp_obj_subscr(w, MP_OBJ_NEW_QSTR(MP_QSTR_above), MP_OBJ_SENTINEL);
-            if (value(mesh, field, w, mp_const_none) <= mp_obj_get_float(above)) {
+        r->state = live;
+        mp_int_t age = rn - r->last_round;
+        if (r->wake != mp_const_none && age < patience) {
+            mesh_seen_t *w = &r->seen_wake;
+            mp_float_t v = seen_value(mesh, field, f, w, r->wake, mp_const_none, true);
+            mp_float_t above = w->kind != MESH_SEEN_PYTHON
+                                   ? w->above
+                                   : mp_obj_get_float(mp_obj_subscr(
+                                         r->wake, MP_OBJ_NEW_QSTR(MP_QSTR_above), MP_OBJ_SENTINEL));
+            if (v <= above) {
                 continue;
             }
         }
-        mp_float_t act =
-            value(mesh, field, mp_load_attr(r, MP_QSTR_attend), mp_load_attr(r, MP_QSTR_pos));
+        mp_float_t act = seen_value(mesh, field, f, &r->seen_attend, r->attend, r->pos, false);
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
         if (n == cap) {
-            // Never past the array, even if a Python fallback added Loci meanwhile.
-            v = m_renew(ready_t, v, 2 * cap, 4 * cap);
+            // Never past the scratch, even if a Python fallback added Loci meanwhile.
+            s = scratch(2 * cap, n);
             cap *= 2;
         }
-        v[n].key = -(act + age_weight * (mp_float_t)age);
-        v[n].draw = x;
-        v[n].rec = r;
+        ((mp_obj_t *)s)[n] = MP_OBJ_FROM_PTR(r);
+        order_key_t *k = (order_key_t *)(s + cap * sizeof(mp_obj_t)) + n;
+        k->hi = order_bits(-(act + age_weight * (mp_float_t)age));
+        k->lo = (uint64_t)x << 32 | n;
         n++;
     }
-    mp_store_attr(mesh, MP_QSTR_rng, mp_obj_new_int_from_uint(x));
-    sort_ready(v, v + cap, n);
+    mesh_set(mesh, MP_QSTR_rng, mp_obj_new_int_from_uint(x));
+    mp_obj_t *recs = (mp_obj_t *)s;
+    order_key_t *keys = (order_key_t *)(s + cap * sizeof(mp_obj_t));
+    keys = sort_keys(keys, keys + cap, n);
     mp_obj_list_t *out = MP_OBJ_TO_PTR(mp_obj_new_list(n, NULL));
     for (size_t i = 0; i < n; i++) {
-        out->items[i] = v[i].rec;
+        out->items[i] = recs[keys[i].lo & 0xffffffffu];
+        recs[keys[i].lo & 0xffffffffu] = MP_OBJ_NULL;  // the scratch keeps no record alive
     }
-    m_del(ready_t, v, 2 * cap);
     return MP_OBJ_FROM_PTR(out);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mesh_ready_obj, 4, 4, mesh_ready);
@@ -157,14 +310,18 @@ static mp_obj_t call_method(mp_obj_t obj, qstr name, size_t n, const mp_obj_t *a
     return mp_call_method_n_kw(n, 0, dest);
 }
 
-// obj.name += by, with Python's int arithmetic.
-static void add_attr(mp_obj_t obj, qstr name, mp_obj_t by) {
-    mp_store_attr(obj, name, mp_binary_op(MP_BINARY_OP_INPLACE_ADD, mp_load_attr(obj, name), by));
+// An int of a budget dict.
+static mp_int_t budget_int(mp_obj_t budget, qstr name) {
+    mp_obj_t o = mesh_dict_get(budget, name);
+    if (o != MP_OBJ_NULL && mp_obj_is_small_int(o)) {
+        return MP_OBJ_SMALL_INT_VALUE(o);
+    }
+    return mp_obj_get_int(mp_obj_subscr(budget, MP_OBJ_NEW_QSTR(name), MP_OBJ_SENTINEL));
 }
 
-// As `_budget.run` reads a limit (vm/budget/mod/modbudget.c).
+// A limit, as `_budget.run` reads it (vm/budget/mod/modbudget.c).
 static uint64_t limit(mp_obj_t budget, qstr name) {
-    mp_int_t v = mp_obj_get_int(mp_obj_subscr(budget, MP_OBJ_NEW_QSTR(name), MP_OBJ_SENTINEL));
+    mp_int_t v = budget_int(budget, name);
     if (v < 0) {
         mp_raise_msg_varg(&mp_type_ValueError,
                           MP_ERROR_TEXT("_budget.run: %s must be >= 0 (0 means no limit), got %d"),
@@ -173,86 +330,164 @@ static uint64_t limit(mp_obj_t budget, qstr name) {
     return (uint64_t)v;
 }
 
+const mesh_limits_t *mesh_limits_of(mesh_record_t *r) {
+    mesh_limits_t *l = &r->limits;
+    if (!l->known) {
+        l->ops = limit(r->budget, MP_QSTR_ops);
+        l->cycles = limit(r->budget, MP_QSTR_cycles);
+        l->alloc = limit(r->budget, MP_QSTR_alloc);
+        l->kept = budget_int(r->budget, MP_QSTR_kept);
+        l->known = true;
+    }
+    return l;
+}
+
+// The ctx's tick for a step, and the clock its capability checks use.
+static void set_tick(mp_obj_t ctx, mp_obj_t now) {
+    mesh_ctx_t *c = MP_OBJ_TO_PTR(ctx);
+    c->tick = now;
+    c->now = now;
+}
+
+// What steps() knows of the mesh between steps. Only the mesh's Python changes it, and
+// a Locus's ctx calls reach that Python only through mesh_ctx.c's by_python, which
+// counts them; so this is read again only after Python ran.
+typedef struct {
+    mp_obj_t mesh;
+    mp_obj_t now, order;
+    mp_obj_t *items;   // the records to step, in order
+    size_t len, i;     // how many; the one stepping
+    mp_int_t rounds;   // mesh.rounds, the round these steps belong to
+    mp_obj_t next_id;  // mesh.next_id
+    bool starting;     // mesh.starting is not empty
+    mp_int_t pending;  // steps run here, not yet added to mesh.steps
+    bool halted;       // mesh.halted was true after a Python call
+} round_t;
+
+static void reread(round_t *rd) {
+    rd->next_id = mesh_get(rd->mesh, MP_QSTR_next_id);
+    rd->starting = mp_obj_is_true(mesh_get(rd->mesh, MP_QSTR_starting));
+}
+
+// mesh.steps += the steps run here since the last time, with Python's int arithmetic:
+// done before any of the mesh's Python runs, so that it sees the count it would have.
+static void count_steps(round_t *rd) {
+    if (rd->pending != 0) {
+        mp_obj_t by = mp_obj_new_int(rd->pending);
+        rd->pending = 0;
+        mesh_set(rd->mesh, MP_QSTR_steps,
+                 mp_binary_op(MP_BINARY_OP_INPLACE_ADD, mesh_get(rd->mesh, MP_QSTR_steps), by));
+    }
+}
+
+static void python_call(round_t *rd, qstr name, size_t n, const mp_obj_t *args) {
+    count_steps(rd);
+    call_method(rd->mesh, name, n, args);
+    reread(rd);
+    rd->halted = mp_obj_is_true(mesh_get(rd->mesh, MP_QSTR_halted));
+}
+
 // One step of record r: Mesh._step(r, now), its common case in C.
-static void step_one(mp_obj_t mesh, mp_obj_t r, mp_obj_t now) {
-    mp_obj_t fn = mp_load_attr(r, MP_QSTR_step_fn);
-    if (fn == mp_const_none || budget_active() || !mp_obj_is_callable(fn)) {
-        mp_obj_t args[2] = { r, now };
-        call_method(mesh, MP_QSTR__step, 2, args);
+static void step_one(round_t *rd, mesh_record_t *r) {
+    mp_obj_t fn = r->step_fn;
+    if (fn == mp_const_none || budget_active() || !mp_obj_is_callable(fn) ||
+        !mp_obj_is_type(r->ctx, &mesh_type_Ctx)) {
+        mp_obj_t args[2] = { MP_OBJ_FROM_PTR(r), rd->now };
+        python_call(rd, MP_QSTR__step, 2, args);
         return;
     }
-    mp_obj_t ctx = mp_load_attr(r, MP_QSTR_ctx);
-    mp_store_attr(ctx, MP_QSTR_tick, now);
-    mp_store_attr(r, MP_QSTR_last_round, mp_load_attr(mesh, MP_QSTR_rounds));
-    mp_obj_t b = mp_load_attr(r, MP_QSTR_budget);
-    mp_obj_t first_new = mp_load_attr(mesh, MP_QSTR_next_id);
-    struct budget_limits lim;
-    lim.ops = limit(b, MP_QSTR_ops);
-    lim.cycles = limit(b, MP_QSTR_cycles);
-    lim.alloc = limit(b, MP_QSTR_alloc);
+    set_tick(r->ctx, rd->now);
+    r->last_round = rd->rounds;
+    const mesh_limits_t *l = mesh_limits_of(r);
+    mp_obj_t first_new = rd->next_id;
+    struct budget_limits lim = { .ops = l->ops, .cycles = l->cycles, .alloc = l->alloc };
     struct budget_result res;
-    budget_run(fn, ctx, &lim, &res);
-    mp_obj_t alloc = mp_obj_new_int_from_ull(res.alloc);
-    mp_obj_t ops = mp_obj_new_int_from_ull(res.ops);
-    add_attr(mesh, MP_QSTR_steps, MP_OBJ_NEW_SMALL_INT(1));
-    add_attr(r, MP_QSTR_steps, MP_OBJ_NEW_SMALL_INT(1));
-    add_attr(r, MP_QSTR_ops, ops);
-    mp_store_attr(r, MP_QSTR_ops_last, ops);
-    mp_store_attr(r, MP_QSTR_alloc, alloc);
-    mp_store_attr(r, MP_QSTR_cycles, mp_obj_new_int_from_ull(res.cycles));
-    add_attr(r, MP_QSTR_kept_bound, alloc);
+    size_t calls = mesh_python_calls;
+    budget_run(fn, r->ctx, &lim, &res);
+    rd->pending++;
+    r->steps++;
+    r->ops += (mp_int_t)res.ops;
+    r->ops_last = (mp_int_t)res.ops;
+    r->alloc = (mp_int_t)res.alloc;
+    r->cycles = (mp_int_t)res.cycles;
+    // What it keeps can have grown by at most what it allocated: measured only when that
+    // bound passes its budget (Mesh._kept_over).
+    r->kept_bound += (mp_int_t)res.alloc;
+    if (calls != mesh_python_calls) {
+        reread(rd);
+    }
     // Mesh._after_step does nothing in this case; anything else is its business.
-    bool quiet =
-        res.status == BUDGET_OK && mp_obj_equal(mp_load_attr(mesh, MP_QSTR_next_id), first_new) &&
-        !mp_obj_is_true(mp_load_attr(mesh, MP_QSTR_starting)) &&
-        !mp_obj_is_true(
-            mp_binary_op(MP_BINARY_OP_MORE, mp_load_attr(r, MP_QSTR_kept_bound),
-                         mp_obj_subscr(b, MP_OBJ_NEW_QSTR(MP_QSTR_kept), MP_OBJ_SENTINEL))) &&
-        !mp_obj_is_true(mp_load_attr(r, MP_QSTR_retire_asked));
-    if (!quiet) {
-        mp_obj_t args[4] = { r, MP_OBJ_NEW_SMALL_INT(res.status), res.value, first_new };
-        call_method(mesh, MP_QSTR__after_step, 4, args);
+    if (res.status == BUDGET_OK && !r->retire_asked && !rd->starting && r->kept_bound <= l->kept &&
+        (rd->next_id == first_new || mp_obj_equal(rd->next_id, first_new))) {
+        return;
+    }
+    mp_obj_t args[4] = { MP_OBJ_FROM_PTR(r), MP_OBJ_NEW_SMALL_INT(res.status), res.value,
+                         first_new };
+    python_call(rd, MP_QSTR__after_step, 4, args);
+}
+
+// Runs the steps from rd->i on; returns after the last, or when the mesh halted. An
+// exception out of one leaves rd->i at its record.
+static void run_steps(round_t *rd) {
+    for (; rd->i < rd->len && !rd->halted; rd->i++) {
+        mesh_record_t *r = mesh_record_of(rd->items[rd->i]);
+        mp_obj_list_append(rd->order, mp_obj_new_int(r->id));
+        step_one(rd, r);
     }
 }
 
 static mp_obj_t mesh_steps(size_t n_args, const mp_obj_t *args) {
     (void)n_args;
-    mp_obj_t mesh = args[0];
-    mp_obj_t now = args[2];
-    mp_obj_t order = args[3];
-    size_t len;
-    mp_obj_t *items;
-    mp_obj_list_get(args[1], &len, &items);
-    mp_int_t n = 0;
-    for (size_t i = 0; i < len; i++) {
-        mp_obj_t r = items[i];
-        mp_obj_list_append(order, mp_load_attr(r, MP_QSTR_id));
+    round_t rd = { .mesh = args[0], .now = args[2], .order = args[3] };
+    rd.rounds = mp_obj_get_int(mesh_get(rd.mesh, MP_QSTR_rounds));
+    mp_obj_list_get(args[1], &rd.len, &rd.items);
+    reread(&rd);
+    // One abort point for a run of steps rather than one a step: an exception is rare.
+    while (rd.i < rd.len && !rd.halted) {
         nlr_buf_t nlr;
         if (nlr_push(&nlr) == 0) {
-            step_one(mesh, r, now);
+            run_steps(&rd);
             nlr_pop();
-        } else {
-            mp_obj_t x = MP_OBJ_FROM_PTR(nlr.ret_val);
-            if (!mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(x)),
-                                         MP_OBJ_FROM_PTR(&mp_type_Exception))) {
-                nlr_jump(nlr.ret_val);  // KeyboardInterrupt, SystemExit: not the mesh's
-            }
-            mp_obj_t cargs[2] = { r, x };
-            call_method(mesh, MP_QSTR__contain, 2, cargs);
-        }
-        n++;
-        if (mp_obj_is_true(mp_load_attr(mesh, MP_QSTR_halted))) {
             break;
         }
+        mp_obj_t x = MP_OBJ_FROM_PTR(nlr.ret_val);
+        if (!mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(x)),
+                                     MP_OBJ_FROM_PTR(&mp_type_Exception))) {
+            count_steps(&rd);
+            nlr_jump(nlr.ret_val);  // KeyboardInterrupt, SystemExit: not the mesh's
+        }
+        mp_obj_t cargs[2] = { rd.items[rd.i], x };
+        rd.i++;
+        python_call(&rd, MP_QSTR__contain, 2, cargs);
     }
-    return MP_OBJ_NEW_SMALL_INT(n);
+    count_steps(&rd);
+    return MP_OBJ_NEW_SMALL_INT(rd.i);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mesh_steps_obj, 4, 4, mesh_steps);
 
+// set_tick(ctx, now): the tick a step outside steps() runs in (Mesh._step).
+static mp_obj_t mesh_set_tick(mp_obj_t ctx, mp_obj_t now) {
+    if (!mp_obj_is_type(ctx, &mesh_type_Ctx)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("not a Locus ctx"));
+    }
+    set_tick(ctx, now);
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(mesh_set_tick_obj, mesh_set_tick);
+
 static const mp_rom_map_elem_t mesh_module_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR__mesh) },
+    { MP_ROM_QSTR(MP_QSTR_Record), MP_ROM_PTR(&mesh_type_Record) },
+    { MP_ROM_QSTR(MP_QSTR_Ctx), MP_ROM_PTR(&mesh_type_Ctx) },
     { MP_ROM_QSTR(MP_QSTR_ready), MP_ROM_PTR(&mesh_ready_obj) },
     { MP_ROM_QSTR(MP_QSTR_steps), MP_ROM_PTR(&mesh_steps_obj) },
+    { MP_ROM_QSTR(MP_QSTR_set_tick), MP_ROM_PTR(&mesh_set_tick_obj) },
+    { MP_ROM_QSTR(MP_QSTR_manifest), MP_ROM_PTR(&mesh_manifest_obj) },
+    { MP_ROM_QSTR(MP_QSTR_grant), MP_ROM_PTR(&mesh_grant_obj) },
+    { MP_ROM_QSTR(MP_QSTR_hold), MP_ROM_PTR(&mesh_hold_obj) },
+    { MP_ROM_QSTR(MP_QSTR_enter), MP_ROM_PTR(&mesh_enter_obj) },
+    { MP_ROM_QSTR(MP_QSTR_start), MP_ROM_PTR(&mesh_start_obj) },
+    { MP_ROM_QSTR(MP_QSTR_spawn), MP_ROM_PTR(&mesh_spawn_obj) },
 };
 static MP_DEFINE_CONST_DICT(mesh_module_globals, mesh_module_table);
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Locus manifests: plain data checked field by field before anything is granted or
 # compiled. A bad manifest is refused with a ValueError that names the field.
+import _mesh
 from locus_text import quoted, short
 
 NAME_CHARS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-"
@@ -177,6 +178,14 @@ def _attend(a, flavours, field="attend"):
 
 def check(m, flavours):
     """The normalised manifest; `flavours` maps name -> (kind, w, h)."""
+    # The common manifests are checked in C (loci/mod/mesh_manifest.c), which builds
+    # what check_in_python builds, or answers None and leaves the manifest to it.
+    out = _mesh.manifest(m, flavours, BUDGET_DEFAULT, BUDGET_MAX)
+    return out if out is not None else check_in_python(m, flavours)
+
+
+def check_in_python(m, flavours):
+    """What a manifest may say: check()'s definition, and its errors."""
     if not isinstance(m, dict):
         raise ValueError("manifest: must be a dict")
     for k in m:

@@ -9,8 +9,7 @@ import field
 import locus_manifest
 import locus_sandbox
 import locus_text
-from locus_ctx import Ctx
-from locus_record import Record
+from _mesh import Record
 
 MESH_ID = field.REPL          # depositor id of the console, the mesh and colony set-ups
 FIRST_ID = 2
@@ -42,21 +41,6 @@ def _narrower(a, b):
     if b == 0 or a < b:
         return a
     return b
-
-
-def _rights(g):
-    r = 0
-    for o in g["ops"]:
-        r |= _OPS[o]
-    if g["spawn"]:
-        r |= _cap.SPAWN
-    if g["rewrite"]:
-        r |= _cap.REWRITE
-    if g["io"]:
-        r |= _cap.IO
-    if g["mem"]:
-        r |= _cap.MEM
-    return r
 
 
 class Mesh:
@@ -117,6 +101,11 @@ class Mesh:
 
     def spawn(self, manifest):
         """Spawn a Locus from a manifest with console authority; returns its id."""
+        # The common case is C (loci/mod/mesh_spawn.c); the rest, and every refusal, is
+        # _spawn_in_python, which it calls before anything has happened.
+        return _mesh.spawn(self, manifest)
+
+    def _spawn_in_python(self, manifest):
         man = locus_manifest.check(manifest, self.layout)
         self._room()
         code, loaded, stored = self._code(man)
@@ -124,13 +113,13 @@ class Mesh:
         rec = Record(self.next_id, man, self.seed)
         self.next_id += 1
         try:
-            self._grant(rec, None)
+            _mesh.grant(self, rec, None)
         except ValueError:
             self._quiet(self.caps.retire, rec.id)
             raise
         rec.last_round = self.rounds
-        self._enter(rec)
-        self._start(rec, code, loaded, stored)
+        _mesh.enter(self, rec)
+        _mesh.start(self, rec, code, loaded, stored, True)
         return rec.id
 
     def kill(self, lid):
@@ -142,7 +131,7 @@ class Mesh:
         rec = self._rec(lid)
         code, loaded, stored = locus_sandbox.compile_locus(source, rec.name)
         rec.man = dict(rec.man, code=source, module=None)
-        self._start(rec, code, loaded, stored, run_init=False)
+        _mesh.start(self, rec, code, loaded, stored, False)
 
     def env(self, fn):
         """Call fn(mesh) after every field tick, with console authority."""
@@ -232,7 +221,7 @@ class Mesh:
         if r.step_fn is None:
             self._retire(r, "no step function", failure=False)
             return
-        r.ctx.tick = now
+        _mesh.set_tick(r.ctx, now)
         r.last_round = self.rounds
         b = r.budget
         first_new = self.next_id
@@ -270,10 +259,12 @@ class Mesh:
         self._fail(r, self._why(r, st, val))
 
     def _kept_over(self, r):
-        """Measure what the Locus keeps across steps (its ctx.mem and its namespace,
-        not what it shares with the mesh); a strike when that is above budget.kept."""
+        """Measure what the Locus keeps across steps (its ctx.mem, its ctx.args, which
+        it may fill too, and its namespace; not what it shares with the mesh); a strike
+        when that is above budget.kept."""
         limit = r.budget["kept"]
-        kept = _budget.kept((r.mem, r.ns), (r.ctx, locus_sandbox.bounded_range), limit)
+        kept = _budget.kept((r.mem, r.args, r.ns), (r.ctx, locus_sandbox.bounded_range),
+                            limit)
         r.kept = r.kept_bound = kept
         if kept <= limit:
             return False
@@ -327,6 +318,8 @@ class Mesh:
             self._fail(root, "its descendant %d ran out of cycles" % r.id)
 
     # ---- birth and death ---------------------------------------------------------
+    # A record's grants, its entry into the mesh and its start (its code and init under
+    # its budget) are C: _mesh.grant, _mesh.enter, _mesh.start (loci/mod/mesh_spawn.c).
     def _room(self):
         if len(self.loci) - self.retired + len(self.starting) >= self.max_loci:
             raise ValueError("spawn: the mesh is full (%d live Loci)" % self.max_loci)
@@ -345,27 +338,6 @@ class Mesh:
                                  % locus_text.short(man["module"]))
         return locus_sandbox.compile_locus(src, man["name"])
 
-    def _grant(self, r, parent):
-        now = self.tick
-        keyed = 0
-        for g in r.man["caps"]:
-            mask = 0
-            for f in g["flavours"]:
-                mask |= 1 << self.index[f]
-            exp = now + g["expires"] if g["expires"] else 0
-            rights = _rights(g)
-            kw = {"flavours": mask, "region": g["region"], "keys": g["keys"],
-                  "rate": g["rate"], "expires": exp, "io": g["io"], "mem": g["mem"]}
-            if parent is None:
-                cap = self.caps.grant(r.id, rights, by=0, **kw)
-            else:
-                cap = self._derive_for(parent, r.id, rights, kw)
-            r.caps.append((cap, rights, mask))
-            if rights & _cap.DEPOSIT:
-                keyed |= mask & self.keyed_mask
-        # Only a lineage's root counts as a holder: its children draw on its share.
-        r.keyed = keyed if parent is None else 0
-
     def _derive_for(self, parent, child, rights, kw):
         last = None
         for cap, prights, pmask in parent.caps:
@@ -380,49 +352,6 @@ class Mesh:
         raise ValueError("spawn: no capability of Locus %d covers the grant (%s)"
                          % (parent.id, last or "rights or flavours not held"))
 
-    def _enter(self, r):
-        """A granted record becomes a member: listed, and counted in the slot shares
-        and in its lineage."""
-        self.loci[r.id] = r
-        self._hold(r, 1)
-        if r.root != r.id:
-            self.loci[r.root].lineage += 1
-
-    def _hold(self, r, d):
-        m = r.keyed
-        i = 0
-        while m:
-            if m & 1:
-                self.holders[i] += d
-            m >>= 1
-            i += 1
-
-    def _start(self, r, code, loaded, stored, run_init=True):
-        r.code = code
-        r.ns = locus_sandbox.namespace(loaded, stored, r.name)
-        r.ctx = Ctx(self, r)
-        first_new = self.next_id
-        st, val, _, _, _ = _budget.run(self._exec, r, INIT_OPS, r.budget["cycles"],
-                                       r.budget["alloc"])
-        if st == _budget.OK and run_init and "init" in r.ns and r.ns["init"] is not None:
-            b = r.budget
-            st, val, _, _, _ = _budget.run(r.ns["init"], r.ctx, b["ops"], b["cycles"],
-                                           b["alloc"])
-        self._settle(first_new)
-        if st == _budget.RAISED and isinstance(val, KeyboardInterrupt):
-            # Ctrl-C during its code or init is the console's, not the Locus's failure.
-            self._retire(r, "start interrupted (Ctrl-C)", failure=False)
-            raise val
-        step = r.ns.get("step")
-        if st == _budget.OK and step is None:
-            st, val = _budget.RAISED, ValueError("the code defines no step(ctx)")
-        if st != _budget.OK:
-            self._retire(r, "start failed: " + self._why(r, st, val), failure=False)
-            return
-        r.step_fn = step
-        # Its code and what init kept are measured at the end of its first step.
-        r.kept_bound = r.budget["kept"] + 1
-
     def _settle(self, first_new):
         """After a budgeted call: start the children it spawned. A budget stop inside
         ctx.spawn() can land between grants, before the child was queued: whatever was
@@ -434,11 +363,8 @@ class Mesh:
                     self._quiet(self.caps.retire, lid)
         while self.starting:
             rec, code, loaded, stored = self.starting.pop(0)
-            self._enter(rec)
-            self._start(rec, code, loaded, stored)
-
-    def _exec(self, r):
-        exec(r.code, r.ns)
+            _mesh.enter(self, rec)
+            _mesh.start(self, rec, code, loaded, stored, True)
 
     def _retire(self, r, why, failure):
         # A worklist, not recursion: a chain of descendants can be as long as the mesh.
@@ -455,7 +381,7 @@ class Mesh:
     def _retire_one(self, r, why, failure):
         r.state = "retired"
         self.retired += 1
-        self._hold(r, -1)
+        _mesh.hold(self, r, -1)
         r.keyed = 0
         if r.root != r.id:
             self.loci[r.root].lineage -= 1
@@ -497,16 +423,16 @@ class Mesh:
             r.last_round = rn
             try:
                 self._room()
-                self._grant(r, parent)
+                _mesh.grant(self, r, parent)
                 code, loaded, stored = self._code(r.man)
             except ValueError as e:
                 self._quiet(self.caps.retire, lid)
                 old.add_log(self.tick, "restart failed: " + locus_text.short(str(e)))
                 continue
             self.retired -= 1         # the retired record it replaces
-            self._enter(r)
+            _mesh.enter(self, r)
             r.add_log(self.tick, "restarted (%d)" % r.restarts)
-            self._start(r, code, loaded, stored)
+            _mesh.start(self, r, code, loaded, stored, True)
 
     # ---- the audit log: rolled over outside every step, so it is never full -------
     def _roll_audit(self, force=False):
@@ -793,7 +719,7 @@ class Mesh:
             rec.parent = r.id
             rec.root = r.root
             self.next_id += 1
-            self._grant(rec, r)
+            _mesh.grant(self, rec, r)
         except ValueError as e:
             # Refused: audited like every refusal, and a strike for the parent.
             if rec is not None:

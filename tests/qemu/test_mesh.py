@@ -8,8 +8,11 @@ from __future__ import annotations
 import re
 import time
 
+import manifests
 import pytest
 from guestprog import prog
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tools.guest.guestconsole import Guest
 
@@ -35,6 +38,24 @@ ask = Guest.ask
 def test_a_bad_manifest_is_refused_naming_the_field(g, bad, field):
     msg = ask(g, f"why(lambda: M.spawn({bad}))")
     assert msg.startswith(f"manifest: field '{field}'"), msg
+
+
+@settings(max_examples=20, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
+                                 HealthCheck.data_too_large])
+@given(batch=st.lists(manifests.manifest(), min_size=25, max_size=25))
+def test_the_manifest_fast_path_builds_what_python_builds(g, batch):
+    # loci/mod/mesh_manifest.c either builds exactly the dict locus_manifest.py's
+    # definition builds (the same reprs: values, types and order) or leaves the manifest
+    # to it; and it does take most of the manifests Python accepts.
+    g.paste("B = [\n" + "".join(manifests.lit(m) + ",\n" for m in batch) + "]\n",
+            timeout=120)
+    res = ask(g, "fast_vs_python(B)", timeout=120)
+    wrong = [r for r in res if not isinstance(r, int)]
+    assert not wrong, wrong[0]
+    accepted = res.count(1) + res.count(2)
+    if accepted >= 5:
+        assert res.count(2) >= 0.6 * accepted, (res.count(2), accepted)
 
 
 @pytest.mark.parametrize("code, expect", [
@@ -235,7 +256,10 @@ def test_ctrl_c_while_a_locus_starts_stops_the_console_command(g):
     # (KeyboardInterrupt): that is the console's interrupt, never a failed start the
     # mesh shrugs off (CI saw a colony's run go on to its end after a Ctrl-C this way).
     g.paste("I = new()\n")
-    init = ("def init(ctx):\n    ('a' * 400000).find('a' * 2000 + 'b')\n"
+    # Seconds of C work (a naive substring search, eight bytes a compare), whatever the
+    # host: the Ctrl-C lands inside it.
+    init = ("def init(ctx):\n    h, n = 'a' * 400000, 'a' * 2000 + 'b'\n"
+            "    for i in range(100):\n        h.find(n)\n"
             "def step(ctx):\n    pass\n")
     g.send(f"I.spawn(man('slow', {init!r}, budget={{'ops': 2000, 'alloc': 1 << 20, "
            "'cycles': 0}))\r")

@@ -377,7 +377,8 @@ import gc, _budget
 KB = new()
 HOGS = {'mem': 'def step(ctx):\n    ctx.mem.setdefault("h", []).append(bytearray(8000))\n',
         'global': 'H = []\ndef step(ctx):\n    H.append(bytearray(8000))\n',
-        'default': 'def step(ctx, h=[]):\n    h.append(bytearray(8000))\n'}
+        'default': 'def step(ctx, h=[]):\n    h.append(bytearray(8000))\n',
+        'args': 'def step(ctx):\n    ctx.args.setdefault("h", []).append(bytearray(8000))\n'}
 HOG_IDS = {k: KB.spawn(man('hog-' + k, v)) for k, v in HOGS.items()}
 fair = KB.spawn(man('fair', 'def step(ctx):\n    ctx.mem["b"] = bytearray(8000)\n'))
 ESC = rounds(KB, 60)
@@ -388,7 +389,7 @@ gc.collect()
 INTACT = len(L) == 100 and all(len(b) == 100 for b in L)
 """, timeout=180)
     assert ask(g, "ESC") == []
-    for k in ("mem", "global", "default"):
+    for k in ("mem", "global", "default", "args"):
         assert ask(g, f"KB.info(HOG_IDS[{k!r}])['state']") == "retired", k
         assert "budget.kept" in ask(g, f"KB.info(HOG_IDS[{k!r}])['error']"), k
     # Replacing what it keeps each step is not hoarding.
@@ -408,3 +409,20 @@ ESC2 = rounds(KB, 3)
     assert ask(g, "ESC2") == []
     assert any("budget.kept" in str(r) for r in ask(g, "refusals(KB, par)")) or \
         "budget.kept" in str(ask(g, "KB.info(par)"))
+
+
+def test_ctx_cannot_be_written(g):
+    # ctx's attributes are read-only views of the record: a Locus could otherwise keep
+    # data in its ctx across steps, where budget.kept does not look.
+    g.paste(r"""
+KC = new()
+SCRIBBLE = {'new': 'def step(ctx):\n    ctx.hoard = [1]\n',
+            'mem': 'def step(ctx):\n    ctx.mem = {"h": 1}\n',
+            'tick': 'def step(ctx):\n    ctx.tick = 0\n'}
+SC_IDS = {k: KC.spawn(man('scribble-' + k, v)) for k, v in SCRIBBLE.items()}
+ESC = rounds(KC, 20)
+""", timeout=120)
+    assert ask(g, "ESC") == []
+    for k in ("new", "mem", "tick"):
+        assert ask(g, f"KC.info(SC_IDS[{k!r}])['state']") == "retired", k
+        assert ask(g, f"KC.info(SC_IDS[{k!r}])['error']").startswith("raised AttributeError"), k

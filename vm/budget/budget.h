@@ -44,6 +44,10 @@ bool budget_active(void);
 void budget_run(mp_obj_t fn, mp_obj_t arg, const struct budget_limits *lim,
                 struct budget_result *out);
 
+// What `_budget.run` checks before budget_run: RuntimeError if a budgeted call is
+// already running, TypeError if fn is not callable (vm/budget/mod/modbudget.c).
+void budget_can_run(mp_obj_t fn);
+
 // Stop the running call with BUDGET_ABORTED and `code`. Does not return, except while
 // the GC is running finalisers: then the stop lands at the next VM hook after it.
 // Only valid while budget_active().

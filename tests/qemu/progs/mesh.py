@@ -24,3 +24,24 @@ def step(ctx):
     ctx.deposit('trail', 2.0)
     ctx.goto((x + 1) % 16, y)
 '''
+# The manifest check's C fast path against its Python definition (test_mesh.py): per
+# manifest 0 = both refuse (C leaves it to Python), 1 = Python accepts what C left to
+# it, 2 = C accepts and builds what Python builds, or the reprs where they differ.
+import locus_manifest, _mesh
+NAN, INF = float('nan'), float('inf')
+class Sub(str):
+    pass
+def fast_vs_python(ms):
+    out = []
+    for m in ms:
+        c = _mesh.manifest(m, M.layout, locus_manifest.BUDGET_DEFAULT,
+                           locus_manifest.BUDGET_MAX)
+        try:
+            p = repr(locus_manifest.check_in_python(m, M.layout))
+        except Exception as e:
+            p = None
+        if c is None:
+            out.append(0 if p is None else 1)
+        else:
+            out.append(2 if repr(c) == p else (repr(m), repr(c), p))
+    return out

@@ -16,17 +16,21 @@ static uint64_t get_limit(mp_obj_t obj, const char *name) {
     return (uint64_t)v;
 }
 
-// run(fn, arg, ops, cycles, alloc) -> (status, value, ops_used, cycles_used, alloc_used)
-static mp_obj_t budget_run_fn(size_t n_args, const mp_obj_t *args) {
-    (void)n_args;
+void budget_can_run(mp_obj_t fn) {
     if (budget_active()) {
         mp_raise_msg(
             &mp_type_RuntimeError,
             MP_ERROR_TEXT("_budget.run: already inside run(); budgeted calls do not nest"));
     }
-    if (!mp_obj_is_callable(args[0])) {
+    if (!mp_obj_is_callable(fn)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_budget.run: fn must be callable"));
     }
+}
+
+// run(fn, arg, ops, cycles, alloc) -> (status, value, ops_used, cycles_used, alloc_used)
+static mp_obj_t budget_run_fn(size_t n_args, const mp_obj_t *args) {
+    (void)n_args;
+    budget_can_run(args[0]);
     struct budget_limits lim = {
         .ops = get_limit(args[2], "ops"),
         .cycles = get_limit(args[3], "cycles"),
