@@ -125,7 +125,9 @@ void rw_watch_raise(const struct _mp_obj_base_t *fun, const struct _mp_obj_base_
 #if LOCIOS_VM_IMAGE
 // Soft reset: the profiler stops sampling and forgets its table (it pins blocks of the
 // old heap); the optimiser's recorder, kept texts, promotions, notes of native code and
-// watched swaps (vm/opt/mod) all point into the old heap or arena.
+// watched swaps (vm/opt/mod) all point into the old heap or arena, and so do the mesh's
+// scratch and the dicts its manifest check copies (loci/mod).
+void mesh_deinit(void);
 void prof_deinit(void);
 void rw_record_stop(void);
 void rw_src_deinit(void);
@@ -133,6 +135,7 @@ void rw_promote_deinit(void);
 void rw_exec_deinit(void);
 void rw_watch_deinit(void);
 #define MICROPY_PORT_DEINIT_FUNC \
+    mesh_deinit();               \
     prof_deinit();               \
     rw_record_stop();            \
     rw_src_deinit();             \

@@ -145,6 +145,14 @@ static mp_obj_t shaped(enum shape sh) {
     return mp_obj_dict_copy(t);
 }
 
+void mesh_manifest_deinit(void) {
+    for (size_t i = 0; i < SHAPES; i++) {
+        MP_STATE_VM(mesh_shapes)[i] = MP_OBJ_NULL;
+    }
+    MP_STATE_VM(mesh_budget_defaults) = MP_OBJ_NULL;
+    MP_STATE_VM(mesh_budget_template) = MP_OBJ_NULL;
+}
+
 // d[shapes[sh].keys[i]] = v, in the slot the key has in every dict of that shape.
 static void set(mp_obj_t d, enum shape sh, size_t i, mp_obj_t v) {
     mp_obj_dict_get_map(d)->table[shape_slot[sh][i]].value = v;

@@ -325,6 +325,7 @@ static const mp_rom_map_elem_t field_module_table[] = {
     { MP_ROM_QSTR(MP_QSTR_journal_info), MP_ROM_PTR(&modfield_journal_info_obj) },
     { MP_ROM_QSTR(MP_QSTR_ALIGN), MP_ROM_INT(FIELD_ALIGN) },
     { MP_ROM_QSTR(MP_QSTR_MAX_FLAVOURS), MP_ROM_INT(FIELD_MAX_FLAVOURS) },
+    { MP_ROM_QSTR(MP_QSTR_KEYED_MAX), MP_ROM_INT(FIELD_KEYED_MAX_CAP) },
     { MP_ROM_QSTR(MP_QSTR_REPL), MP_ROM_INT(MODFIELD_REPL_ID) },
 };
 static MP_DEFINE_CONST_DICT(field_module_globals, field_module_table);

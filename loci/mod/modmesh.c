@@ -181,7 +181,7 @@ static bool key_before(const order_key_t *a, const order_key_t *b) {
 }
 
 // Bottom-up merge sort of a[0..n) between a and b; returns the one holding the result.
-static order_key_t *sort_keys(order_key_t *a, order_key_t *b, size_t n) {
+static order_key_t *merge_sort(order_key_t *a, order_key_t *b, size_t n) {
     for (size_t w = 1; w < n; w *= 2) {
         for (size_t lo = 0; lo < n; lo += 2 * w) {
             size_t mid = lo + w < n ? lo + w : n;
@@ -204,36 +204,122 @@ static order_key_t *sort_keys(order_key_t *a, order_key_t *b, size_t n) {
     return a;
 }
 
+// The sort's digits: the draw's four bytes, then the activation key's eight, least
+// significant first.
+#define DIGITS 12
+static unsigned digit(const order_key_t *k, unsigned d) {
+    return (unsigned)(d < 4 ? k->lo >> (32 + 8 * d) : k->hi >> (8 * (d - 4))) & 0xff;
+}
+
+// Counts of the radix sort; ready() runs no Python while it sorts, so one set will do.
+static size_t digit_count[DIGITS][256];
+
+// LSD radix sort of a[0..n) by (hi, draw), between a and b: linear in n. A digit that is
+// the same in every key (most Loci share their activation) moves nothing and is skipped.
+static order_key_t *radix_sort(order_key_t *a, order_key_t *b, size_t n) {
+    memset(digit_count, 0, sizeof digit_count);
+    for (size_t i = 0; i < n; i++) {
+        for (unsigned d = 0; d < DIGITS; d++) {
+            digit_count[d][digit(&a[i], d)]++;
+        }
+    }
+    for (unsigned d = 0; d < DIGITS; d++) {
+        size_t *count = digit_count[d];
+        if (count[digit(&a[0], d)] == n) {
+            continue;
+        }
+        size_t at = 0;
+        for (unsigned v = 0; v < 256; v++) {
+            size_t c = count[v];
+            count[v] = at;
+            at += c;
+        }
+        for (size_t i = 0; i < n; i++) {
+            b[count[digit(&a[i], d)]++] = a[i];
+        }
+        order_key_t *t = a;
+        a = b;
+        b = t;
+    }
+    return a;
+}
+
+// The order of the keys (they never tie): a radix sort, or for a few a merge sort, which
+// does not pay for the counts.
+static order_key_t *sort_keys(order_key_t *a, order_key_t *b, size_t n) {
+    return n < 256 ? merge_sort(a, b, n) : radix_sort(a, b, n);
+}
+
 static size_t scratch_bytes(size_t cap) {
     return cap * (sizeof(mp_obj_t) + 2 * sizeof(order_key_t));
 }
 
-// Room for cap records, keeping the first n of what is there.
-static uint8_t *scratch(size_t cap, size_t n) {
-    uint8_t *old = MP_STATE_VM(mesh_scratch);
-    size_t had = MP_STATE_VM(mesh_scratch_cap);
-    if (old != NULL && had >= cap && had / 4 <= cap) {
-        return old;
-    }
-    uint8_t *s = m_new(uint8_t, scratch_bytes(cap));
-    if (old != NULL && n > 0) {
-        memcpy(s, old, n * sizeof(mp_obj_t));
-        memcpy(s + cap * sizeof(mp_obj_t), old + had * sizeof(mp_obj_t), n * sizeof(order_key_t));
-    }
-    MP_STATE_VM(mesh_scratch) = s;
-    MP_STATE_VM(mesh_scratch_cap) = cap;
-    if (old != NULL) {
-        m_del(uint8_t, old, scratch_bytes(had));
-    }
-    return s;
+// The scratch is in use from a round's scan to its last step; a round that the mesh's
+// Python started meanwhile (nothing does) would get a buffer of its own.
+static bool scratch_busy;
+
+// Where a round's records and keys go: the scratch, or a buffer of its own (own).
+typedef struct {
+    uint8_t *s;
+    size_t cap;
+    bool own;
+} ready_buf_t;
+
+static mp_obj_t *buf_recs(const ready_buf_t *b) {
+    return (mp_obj_t *)b->s;
 }
 
-static mp_obj_t mesh_ready(size_t n_args, const mp_obj_t *args) {
-    (void)n_args;
-    mp_obj_t mesh = args[0];
-    mp_int_t rn = mp_obj_get_int(args[1]);
-    mp_float_t age_weight = mp_obj_get_float(args[2]);
-    mp_int_t patience = mp_obj_get_int(args[3]);
+static order_key_t *buf_keys(const ready_buf_t *b) {
+    return (order_key_t *)(b->s + b->cap * sizeof(mp_obj_t));
+}
+
+// Room for cap records in b, keeping the first n records and keys it holds.
+static void buf_room(ready_buf_t *b, size_t cap, size_t n) {
+    uint8_t *old = b->s;
+    size_t had = b->cap;
+    bool was_own = b->own;
+    if (old == NULL && !scratch_busy) {
+        uint8_t *s = MP_STATE_VM(mesh_scratch);
+        size_t c = MP_STATE_VM(mesh_scratch_cap);
+        if (s != NULL && c >= cap && c / 4 <= cap) {
+            b->s = s;
+            b->cap = c;
+            b->own = false;
+            return;
+        }
+        old = s;
+        had = c;
+        was_own = false;
+        n = 0;
+    }
+    b->own = scratch_busy;
+    b->cap = cap;
+    b->s = m_new(uint8_t, scratch_bytes(cap));
+    if (old != NULL && n > 0) {
+        memcpy(b->s, old, n * sizeof(mp_obj_t));
+        memcpy(buf_keys(b), old + had * sizeof(mp_obj_t), n * sizeof(order_key_t));
+    }
+    if (!b->own) {
+        MP_STATE_VM(mesh_scratch) = b->s;
+        MP_STATE_VM(mesh_scratch_cap) = cap;
+    }
+    if (old != NULL && (was_own || !b->own)) {
+        m_del(uint8_t, old, scratch_bytes(had));
+    }
+}
+
+// Done with b: it keeps no record alive.
+static void buf_done(ready_buf_t *b, mp_obj_t *sorted, size_t n) {
+    memset(sorted, 0, n * sizeof(mp_obj_t));
+    if (b->own) {
+        m_del(uint8_t, b->s, scratch_bytes(b->cap));
+    }
+}
+
+// The scan and order of a round: the eligible records of mesh.loci, sorted, in b. Returns
+// how many; *sorted points at them (inside b).
+static size_t collect(mp_obj_t mesh, mp_int_t rn, mp_float_t age_weight, mp_int_t patience,
+                      ready_buf_t *b, mp_obj_t **sorted) {
     mp_obj_t loci = mesh_get(mesh, MP_QSTR_loci);
     mp_obj_t field = mesh_get(mesh, MP_QSTR_field);
     const field_t *f = &modfield_self(field)->f;
@@ -242,8 +328,10 @@ static mp_obj_t mesh_ready(size_t n_args, const mp_obj_t *args) {
     }
     mp_map_t *map = mp_obj_dict_get_map(loci);
     uint32_t x = (uint32_t)mp_obj_get_int_truncated(mesh_get(mesh, MP_QSTR_rng));
-    size_t cap = map->used ? map->used : 1;
-    uint8_t *s = scratch(cap, 0);
+    b->s = NULL;
+    b->cap = 0;
+    b->own = false;
+    buf_room(b, map->used ? map->used : 1, 0);
     size_t n = 0;
     mp_obj_t live = MP_OBJ_NEW_QSTR(MP_QSTR_live);
     mp_obj_t retired = MP_OBJ_NEW_QSTR(MP_QSTR_retired);
@@ -277,27 +365,40 @@ static mp_obj_t mesh_ready(size_t n_args, const mp_obj_t *args) {
         x ^= x << 13;
         x ^= x >> 17;
         x ^= x << 5;
-        if (n == cap) {
-            // Never past the scratch, even if a Python fallback added Loci meanwhile.
-            s = scratch(2 * cap, n);
-            cap *= 2;
+        if (n == b->cap) {
+            // Never past the buffer, even if a Python fallback added Loci meanwhile.
+            buf_room(b, 2 * b->cap, n);
         }
-        ((mp_obj_t *)s)[n] = MP_OBJ_FROM_PTR(r);
-        order_key_t *k = (order_key_t *)(s + cap * sizeof(mp_obj_t)) + n;
+        buf_recs(b)[n] = MP_OBJ_FROM_PTR(r);
+        order_key_t *k = buf_keys(b) + n;
         k->hi = order_bits(-(act + age_weight * (mp_float_t)age));
         k->lo = (uint64_t)x << 32 | n;
         n++;
     }
     mesh_set(mesh, MP_QSTR_rng, mp_obj_new_int_from_uint(x));
-    mp_obj_t *recs = (mp_obj_t *)s;
-    order_key_t *keys = (order_key_t *)(s + cap * sizeof(mp_obj_t));
-    keys = sort_keys(keys, keys + cap, n);
-    mp_obj_list_t *out = MP_OBJ_TO_PTR(mp_obj_new_list(n, NULL));
+    order_key_t *keys = buf_keys(b), *spare = keys + b->cap;
+    order_key_t *done = sort_keys(keys, spare, n);
+    // The records in that order, where the keys the sort no longer needs were.
+    mp_obj_t *out = (mp_obj_t *)(done == keys ? spare : keys);
+    mp_obj_t *recs = buf_recs(b);
     for (size_t i = 0; i < n; i++) {
-        out->items[i] = recs[keys[i].lo & 0xffffffffu];
-        recs[keys[i].lo & 0xffffffffu] = MP_OBJ_NULL;  // the scratch keeps no record alive
+        out[i] = recs[done[i].lo & 0xffffffffu];
     }
-    return MP_OBJ_FROM_PTR(out);
+    memset(recs, 0, n * sizeof(mp_obj_t));
+    *sorted = out;
+    return n;
+}
+
+// ready(mesh, rn, age_weight, patience) -> the eligible records in the round's order.
+static mp_obj_t mesh_ready(size_t n_args, const mp_obj_t *args) {
+    (void)n_args;
+    ready_buf_t b;
+    mp_obj_t *sorted;
+    size_t n = collect(args[0], mp_obj_get_int(args[1]), mp_obj_get_float(args[2]),
+                       mp_obj_get_int(args[3]), &b, &sorted);
+    mp_obj_t out = mp_obj_new_list(n, sorted);
+    buf_done(&b, sorted, n);
+    return out;
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mesh_ready_obj, 4, 4, mesh_ready);
 
@@ -436,34 +537,106 @@ static void run_steps(round_t *rd) {
     }
 }
 
-static mp_obj_t mesh_steps(size_t n_args, const mp_obj_t *args) {
-    (void)n_args;
-    round_t rd = { .mesh = args[0], .now = args[2], .order = args[3] };
-    rd.rounds = mp_obj_get_int(mesh_get(rd.mesh, MP_QSTR_rounds));
-    mp_obj_list_get(args[1], &rd.len, &rd.items);
-    reread(&rd);
+// Steps rd->items[0..len) in order (see mesh_steps); returns how many ran. An exception
+// that is not an Exception (Ctrl-C) goes on out, after `on_leave`.
+static mp_int_t run_all(round_t *rd, void (*on_leave)(void *), void *arg) {
+    rd->rounds = mp_obj_get_int(mesh_get(rd->mesh, MP_QSTR_rounds));
+    reread(rd);
     // One abort point for a run of steps rather than one a step: an exception is rare.
-    while (rd.i < rd.len && !rd.halted) {
+    while (rd->i < rd->len && !rd->halted) {
         nlr_buf_t nlr;
         if (nlr_push(&nlr) == 0) {
-            run_steps(&rd);
+            run_steps(rd);
             nlr_pop();
             break;
         }
         mp_obj_t x = MP_OBJ_FROM_PTR(nlr.ret_val);
         if (!mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(x)),
                                      MP_OBJ_FROM_PTR(&mp_type_Exception))) {
-            count_steps(&rd);
+            count_steps(rd);
+            if (on_leave != NULL) {
+                on_leave(arg);
+            }
             nlr_jump(nlr.ret_val);  // KeyboardInterrupt, SystemExit: not the mesh's
         }
-        mp_obj_t cargs[2] = { rd.items[rd.i], x };
-        rd.i++;
-        python_call(&rd, MP_QSTR__contain, 2, cargs);
+        mp_obj_t cargs[2] = { rd->items[rd->i], x };
+        rd->i++;
+        python_call(rd, MP_QSTR__contain, 2, cargs);
     }
-    count_steps(&rd);
-    return MP_OBJ_NEW_SMALL_INT(rd.i);
+    count_steps(rd);
+    return (mp_int_t)rd->i;
+}
+
+// steps(mesh, records, now, order) -> how many ran.
+static mp_obj_t mesh_steps(size_t n_args, const mp_obj_t *args) {
+    (void)n_args;
+    round_t rd = { .mesh = args[0], .now = args[2], .order = args[3] };
+    mp_obj_list_get(args[1], &rd.len, &rd.items);
+    return MP_OBJ_NEW_SMALL_INT(run_all(&rd, NULL, NULL));
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mesh_steps_obj, 4, 4, mesh_steps);
+
+// The list emptied for n items, its room kept: a round's order fills the last round's
+// list in place, where a new list would grow by copies, each a large block to find.
+static void empty_for(mp_obj_t list, size_t n) {
+    mp_obj_list_t *l = MP_OBJ_TO_PTR(list);
+    if (!mp_obj_is_type(list, &mp_type_list)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("order must be a list"));
+    }
+    if (l->alloc < n) {
+        l->items = m_renew(mp_obj_t, l->items, l->alloc, n);
+        l->alloc = n;
+    }
+    memset(l->items, 0, l->alloc * sizeof(mp_obj_t));
+    l->len = 0;
+}
+
+typedef struct {
+    ready_buf_t *b;
+    mp_obj_t *sorted;
+    size_t n;
+} held_t;
+
+static void release(void *arg) {
+    held_t *h = arg;
+    scratch_busy = false;
+    buf_done(h->b, h->sorted, h->n);
+}
+
+// run_round(mesh, rn, age_weight, patience, limit, now, order) -> steps run: Mesh.round's
+// scan, order and steps (ready, then steps of at most ready[:limit] when limit is not 0)
+// with no list made on the way. `order`, the last round's list, gets this round's ids.
+static mp_obj_t mesh_run_round(size_t n_args, const mp_obj_t *args) {
+    (void)n_args;
+    ready_buf_t b;
+    held_t h = { .b = &b };
+    h.n = collect(args[0], mp_obj_get_int(args[1]), mp_obj_get_float(args[2]),
+                  mp_obj_get_int(args[3]), &b, &h.sorted);
+    mp_int_t limit = mp_obj_get_int(args[4]);
+    size_t n = h.n;
+    if (limit > 0 && (size_t)limit < n) {
+        n = (size_t)limit;
+    } else if (limit < 0) {  // Python's ready[:limit]: all but the last -limit
+        size_t drop = (size_t)-limit;
+        n = drop < n ? n - drop : 0;
+    }
+    empty_for(args[6], n);
+    round_t rd = { .mesh = args[0], .now = args[5], .order = args[6], .items = h.sorted, .len = n };
+    scratch_busy = !b.own;
+    mp_int_t ran = run_all(&rd, release, &h);
+    release(&h);
+    return MP_OBJ_NEW_SMALL_INT(ran);
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mesh_run_round_obj, 7, 7, mesh_run_round);
+
+// Soft reset (vm/vm_hooks.h): the new heap starts where the old one was, so nothing may
+// point into it.
+void mesh_deinit(void) {
+    MP_STATE_VM(mesh_scratch) = NULL;
+    MP_STATE_VM(mesh_scratch_cap) = 0;
+    scratch_busy = false;
+    mesh_manifest_deinit();
+}
 
 // set_tick(ctx, now): the tick a step outside steps() runs in (Mesh._step).
 static mp_obj_t mesh_set_tick(mp_obj_t ctx, mp_obj_t now) {
@@ -481,6 +654,7 @@ static const mp_rom_map_elem_t mesh_module_table[] = {
     { MP_ROM_QSTR(MP_QSTR_Ctx), MP_ROM_PTR(&mesh_type_Ctx) },
     { MP_ROM_QSTR(MP_QSTR_ready), MP_ROM_PTR(&mesh_ready_obj) },
     { MP_ROM_QSTR(MP_QSTR_steps), MP_ROM_PTR(&mesh_steps_obj) },
+    { MP_ROM_QSTR(MP_QSTR_run_round), MP_ROM_PTR(&mesh_run_round_obj) },
     { MP_ROM_QSTR(MP_QSTR_set_tick), MP_ROM_PTR(&mesh_set_tick_obj) },
     { MP_ROM_QSTR(MP_QSTR_manifest), MP_ROM_PTR(&mesh_manifest_obj) },
     { MP_ROM_QSTR(MP_QSTR_grant), MP_ROM_PTR(&mesh_grant_obj) },

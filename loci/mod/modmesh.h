@@ -96,6 +96,8 @@ mp_obj_t mesh_ctx_new(mp_obj_t mesh, mesh_record_t *r, mp_obj_t now);
 const mesh_limits_t *mesh_limits_of(mesh_record_t *r);
 // _mesh.manifest's check: the checked manifest, or MP_OBJ_NULL to leave it to Python.
 mp_obj_t mesh_manifest_check(mp_obj_t m, mp_obj_t flavours, mp_obj_t defaults, mp_obj_t maxima);
+// Forgets the dicts it copies (a soft reset).
+void mesh_manifest_deinit(void);
 uint32_t mesh_record_next_rand(mesh_record_t *r);
 void mesh_record_add_log(mesh_record_t *r, mp_obj_t tick, mp_obj_t text);
 

@@ -5,6 +5,7 @@ import _field
 from _field import FieldError  # noqa: F401  (re-exported: the field's ValueError)
 
 REPL = _field.REPL      # depositor id used when none is given
+KEYED_MAX = _field.KEYED_MAX    # keys a keyed flavour can hold
 _CAP = 1e30
 
 

@@ -46,7 +46,10 @@ def _narrower(a, b):
 class Mesh:
     def __init__(self, flavours=(), seed=1, epoch=10, journal=4096, max_loci=1024,
                  caps=None, audit=65536, steps_per_round=0, audit_dir="auto"):
-        specs = list(flavours) + [field.keyed(TOMB, max(256, max_loci), E=0.001, min=0.01)]
+        # A tomb for every Locus the mesh can hold, as far as a keyed flavour goes (past
+        # that, a retirement whose tomb finds no slot is counted in tombs_lost).
+        tombs = min(max(256, max_loci), field.KEYED_MAX)
+        specs = list(flavours) + [field.keyed(TOMB, tombs, E=0.001, min=0.01)]
         self.field = field.Field(specs, journal=journal, depositors=2 * max_loci + 16)
         self.caps = _cap.Table(capacity=caps or 4 * max_loci + 64, audit=audit)
         self.layout = {}
@@ -187,17 +190,15 @@ class Mesh:
         self._quiet(self.caps.expire, now)
         # In C (loci/mod/modmesh.c): each record's state, its wake condition, its
         # activation (the trace it attends to, plus AGE_WEIGHT a round of age) and a
-        # draw from self.rng; the records sorted by (-activation, draw).
-        ready = _mesh.ready(self, rn, AGE_WEIGHT, PATIENCE)
-        if self.steps_per_round:
-            ready = ready[:self.steps_per_round]
-        # In C too: each step as _step() takes it, under its budget, with the accounting;
-        # _after_step() (settle, strikes, retirement) only when there is something to
-        # do. An Exception out of either is a hole in the runtime, not in the Locus's
-        # budget: it must not stop the neighbours' steps, so it goes to _contain(). The
-        # loop stops after a step that halted the mesh.
-        order = self.last_order = []
-        n = _mesh.steps(self, ready, now, order)
+        # draw from self.rng; the records in order of (-activation, draw), at most
+        # steps_per_round of them when that is set; then each step as _step() takes it,
+        # under its budget, with the accounting; _after_step() (settle, strikes,
+        # retirement) only when there is something to do. An Exception out of either is
+        # a hole in the runtime, not in the Locus's budget: it must not stop the
+        # neighbours' steps, so it goes to _contain(). The loop stops after a step that
+        # halted the mesh. last_order gets the ids stepped, in order.
+        n = _mesh.run_round(self, rn, AGE_WEIGHT, PATIENCE, self.steps_per_round, now,
+                            self.last_order)
         self.field.tick()
         self.now = now + 1
         if self.epoch and self.now % self.epoch == 0:

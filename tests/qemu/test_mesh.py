@@ -379,3 +379,21 @@ for i in range(300):
 C.run(2)
 """, timeout=300)
     assert ask(g, "C.tombs_lost, C.retired, len(C.live())") == (300 - 256, 300, 0)
+
+
+def test_spawns_after_a_soft_reset(g):
+    # The mesh keeps a scratch and the dicts its manifest check copies on the heap, and a
+    # soft reset starts the new heap where the old one was: nothing of them may survive
+    # it. Last in the module: the reset ends the module's set-up.
+    g.paste("S1 = new()\nfor i in range(20):\n    S1.spawn(man('a%d' % i, WALKER))\nS1.run(3)\n")
+    g.send(b"\x04")
+    out = g.expect(re.escape(">>> "), timeout=60).decode(errors="replace")
+    assert "soft reboot" in out
+    # Whatever lay where the old heap's blocks were is overwritten.
+    g.paste("junk = [bytearray(b'\\xff' * 48) for i in range(40000)]\n" + SETUP, timeout=120)
+    lid = ask(g, "M.spawn(man('after', WALKER))")
+    g.run("M.run(2)")
+    info = ask(g, f"M.info({lid})")
+    assert info["state"] == "live" and info["steps"] == 2, info
+    assert info["budget"] == {"ops": 2000, "alloc": 16384, "deposits": 64,
+                              "cycles": 50000000, "kept": 65536}, info

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: MIT
 """`make bench-loci`: the Loci mesh's costs in guest TSC cycles under QEMU -icount
 (guest time is instruction counting, so reruns give the same counts): an empty step,
-locus-steps per second at 10 to 10,000 Loci, memory per Locus, a capability check, and
-the deposit-to-reaction latency in ticks. Prints a Markdown table and writes
-build/bench/loci.json."""
+locus-steps per second at 10 to 100,000 Loci, memory per Locus and of the whole mesh, a
+capability check, and the deposit-to-reaction latency in ticks. Prints a Markdown table
+and writes build/bench/loci.json."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # run as a file: `
 from tools.guest.guestconsole import IMAGE, Guest
 
 GUEST = r"""
-import gc, kernel, mesh, _budget
+import gc, kernel, mesh, _budget, _mesh
 from field import grid, keyed
 EMPTY = 'def step(ctx):\n    pass\n'
 WORKER = 'def step(ctx):\n    if ctx.sense("g") < 5.0:\n        ctx.deposit("g", 1.0)\n'
@@ -37,20 +37,28 @@ def rounds_cycles(m, rounds):
         m.round()
     return kernel.cycles() - t
 def scaling(n, code, rounds):
+    mesh.LAST[0] = None     # the console's last mesh, which keeps the one before alive
+    gc.collect()
+    h0 = gc.mem_alloc()
     m = new(n)
+    mans = [man(i, code) for i in range(n)]
     gc.collect()
     a0 = gc.mem_alloc()
     t = kernel.cycles()
-    for i in range(n):
-        m.spawn(man(i, code))
+    for mf in mans:
+        m.spawn(mf)
     spawn = kernel.cycles() - t
+    del mans
     gc.collect()
     per = (gc.mem_alloc() - a0) // n
+    # The whole mesh: its Loci, and its field, capability table and audit log, sized
+    # for n Loci when it was made.
+    whole = gc.mem_alloc() - h0
     m.round()
     c = rounds_cycles(m, rounds)
-    # the same rounds' fixed part: field tick + scheduler bookkeeping with nobody ready
     return {'n': n, 'rounds': rounds, 'cycles_per_step': c // (n * rounds),
-            'bytes_per_locus': per, 'spawn_cycles': spawn // n, 'steps': m.steps}
+            'bytes_per_locus': per, 'mesh_bytes': whole, 'spawn_cycles': spawn // n,
+            'steps': m.steps}
 def empty_step():
     m = new(16)
     for i in range(16):
@@ -66,9 +74,10 @@ def empty_step():
     for _ in range(reps):
         _budget.run(r.step_fn, r.ctx, 100, 0, 4096)
     budgeted = (kernel.cycles() - t) // reps
+    one = [r]
     t = kernel.cycles()
     for _ in range(reps):
-        m._step(r, 0)
+        _mesh.steps(m, one, 0, [])
     stepped = (kernel.cycles() - t) // reps
     return {'call': plain, 'budget_run': budgeted, 'mesh_step': stepped}
 def cap_cost():
@@ -132,12 +141,13 @@ def ask(g: Guest, expr: str, timeout: float = 1800):
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sizes", default="10,100,1000,10000")
+    ap.add_argument("--sizes", default="10,100,1000,10000,100000")
     ap.add_argument("--steps", type=int, default=20000, help="locus-steps per size")
     ap.add_argument("--no-icount", action="store_true")
+    ap.add_argument("--mem", default="512M", help="guest RAM")
     ap.add_argument("--image", type=Path, default=IMAGE)
     args = ap.parse_args()
-    g = Guest(args.image, icount=not args.no_icount)
+    g = Guest(args.image, mem=args.mem, icount=not args.no_icount)
     try:
         g.boot()
         out = g.paste(GUEST, timeout=120)
@@ -172,16 +182,17 @@ def table(res: dict) -> str:
     rows = ["| measure | guest cycles | note |", "|---|---:|---|",
             f"| empty step: plain call | {e['call']:,} | `step(ctx)` |",
             f"| empty step: under `_budget.run` | {e['budget_run']:,} | limits armed |",
-            f"| empty step: `mesh._step` | {e['mesh_step']:,} | + accounting |",
+            f"| empty step: one step of `_mesh.steps` | {e['mesh_step']:,} | + accounting |",
             f"| `field.sense` | {c['field_sense']:,} | no check |",
             f"| `ctx.sense` | {c['ctx_sense']:,} | capability checked |",
             f"| `_cap` check alone | {c['cap_check']:,} | from Python |",
             "", "| Loci | step | cycles per locus-step (whole round) | locus-steps/s |"
-            " bytes per Locus | spawn cycles |", "|---:|---|---:|---:|---:|---:|"]
+            " bytes per Locus | MiB of the whole mesh | spawn cycles |",
+            "|---:|---|---:|---:|---:|---:|---:|"]
     for r in res["scaling"]:
         rows.append(f"| {r['n']:,} | {r['code']} | {r['cycles_per_step']:,} | "
                     f"{hz // max(1, r['cycles_per_step']):,} | {r['bytes_per_locus']:,} | "
-                    f"{r['spawn_cycles']:,} |")
+                    f"{r['mesh_bytes'] / (1 << 20):.1f} | {r['spawn_cycles']:,} |")
     rows.append("")
     rows.append(f"deposit-to-reaction latency over {len(lat)} signals: "
                 f"{sorted(set(lat))} ticks (min {min(lat) if lat else '-'}, "
