@@ -611,7 +611,7 @@ mp_obj_t mesh_manifest_check(mp_obj_t m, mp_obj_t flavours, mp_obj_t defaults, m
     if ((code == MP_OBJ_NULL) == (module == MP_OBJ_NULL)) {
         return MP_OBJ_NULL;
     }
-    if (code != MP_OBJ_NULL && (!is_str(code) || mp_obj_len(code) == MP_OBJ_NEW_SMALL_INT(0))) {
+    if (code != MP_OBJ_NULL && (!is_str(code) || (mp_obj_str_get_data(code, &n), n == 0))) {
         return MP_OBJ_NULL;
     }
     if (module != MP_OBJ_NULL && !module_name(module)) {

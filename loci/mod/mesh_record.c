@@ -52,8 +52,10 @@ void mesh_set(mp_obj_t mesh, qstr name, mp_obj_t v) {
     }
 }
 
+// d[name], without the generic subscript path for a dict that has it.
 static mp_obj_t item(mp_obj_t d, qstr name) {
-    return mp_obj_subscr(d, MP_OBJ_NEW_QSTR(name), MP_OBJ_SENTINEL);
+    mp_obj_t v = mesh_dict_get(d, name);
+    return v != MP_OBJ_NULL ? v : mp_obj_subscr(d, MP_OBJ_NEW_QSTR(name), MP_OBJ_SENTINEL);
 }
 
 // Record(lid, man, seed): a live Locus of checked manifest `man`, nothing granted yet.
@@ -74,8 +76,12 @@ static mp_obj_t record_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     r->caps = mp_obj_new_list(0, NULL);  // [(Cap, rights, flavour mask)] in grant order
     r->attend = item(man, MP_QSTR_attend);
     r->wake = item(man, MP_QSTR_wake);
-    if (r->attend != mp_const_none && mp_obj_is_true(mp_binary_op(MP_BINARY_OP_CONTAINS, r->attend,
-                                                                  MP_OBJ_NEW_QSTR(MP_QSTR_at)))) {
+    mp_obj_t at = mesh_dict_get(r->attend, MP_QSTR_at);
+    if (at != MP_OBJ_NULL) {
+        r->pos = at;
+    } else if (r->attend != mp_const_none && !mp_obj_is_type(r->attend, &mp_type_dict) &&
+               mp_obj_is_true(
+                   mp_binary_op(MP_BINARY_OP_CONTAINS, r->attend, MP_OBJ_NEW_QSTR(MP_QSTR_at)))) {
         r->pos = item(r->attend, MP_QSTR_at);
     }
     r->state = MP_OBJ_NEW_QSTR(MP_QSTR_live);

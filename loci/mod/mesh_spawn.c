@@ -26,6 +26,14 @@ static mp_obj_t module_attr(qstr module, qstr name) {
                                      MP_OBJ_NEW_QSTR(module), MP_MAP_LOOKUP);
     mp_obj_t m =
         e != NULL ? e->value : mp_import_name(module, mp_const_none, MP_OBJ_NEW_SMALL_INT(0));
+    if (mp_obj_is_type(m, &mp_type_module)) {
+        // The module's own global, without the generic attribute path.
+        mp_map_elem_t *g =
+            mp_map_lookup(&mp_obj_module_get_globals(m)->map, MP_OBJ_NEW_QSTR(name), MP_MAP_LOOKUP);
+        if (g != NULL) {
+            return g->value;
+        }
+    }
     return mp_load_attr(m, name);
 }
 
@@ -38,8 +46,10 @@ static mp_obj_t call(mp_obj_t obj, qstr name, size_t n, const mp_obj_t *args) {
     return mp_call_method_n_kw(n, 0, dest);
 }
 
+// d[k], without the generic subscript path for a dict that has it.
 static mp_obj_t item(mp_obj_t d, qstr k) {
-    return mp_obj_subscr(d, MP_OBJ_NEW_QSTR(k), MP_OBJ_SENTINEL);
+    mp_obj_t v = mesh_dict_get(d, k);
+    return v != MP_OBJ_NULL ? v : mp_obj_subscr(d, MP_OBJ_NEW_QSTR(k), MP_OBJ_SENTINEL);
 }
 
 // The rights of a checked grant (mesh.py's _rights).
@@ -167,12 +177,12 @@ MP_DEFINE_CONST_FUN_OBJ_2(mesh_enter_obj, mesh_enter);
 // locus_sandbox.namespace(loaded, stored, name): a fresh globals dict binding every name
 // the code loads, to the built-in (locus_sandbox.ALLOWED) or None.
 static mp_obj_t namespace(mp_obj_t loaded, mp_obj_t stored, mp_obj_t name) {
-    mp_obj_t allowed = module_attr(MP_QSTR_locus_sandbox, MP_QSTR_ALLOWED);
     mp_obj_t ns = mp_obj_new_dict(1);
     mp_obj_dict_store(ns, MP_OBJ_NEW_QSTR(MP_QSTR___name__), name);
     size_t n;
     mp_obj_t *names;
     mp_obj_get_array(loaded, &n, &names);
+    mp_obj_t allowed = n > 0 ? module_attr(MP_QSTR_locus_sandbox, MP_QSTR_ALLOWED) : mp_const_none;
     for (size_t i = 0; i < n; i++) {
         mp_obj_t k = names[i];
         mp_obj_t v;
@@ -301,7 +311,7 @@ static mp_obj_t compiled(mp_obj_t man) {
 // Mesh._room and Mesh._roll_audit would do nothing: room for one more Locus, and for
 // the audit log's records before it rolls over.
 static bool room(mp_obj_t mesh) {
-    mp_int_t loci = mp_obj_get_int(mp_obj_len(mesh_get(mesh, MP_QSTR_loci)));
+    mp_int_t loci = (mp_int_t)mp_obj_dict_get_map(mesh_get(mesh, MP_QSTR_loci))->used;
     mp_int_t live = loci - mp_obj_get_int(mesh_get(mesh, MP_QSTR_retired)) +
                     mp_obj_get_int(mp_obj_len(mesh_get(mesh, MP_QSTR_starting)));
     if (live >= mp_obj_get_int(mesh_get(mesh, MP_QSTR_max_loci))) {
@@ -313,9 +323,7 @@ static bool room(mp_obj_t mesh) {
         mp_int_t most = mp_obj_get_int(module_attr(MP_QSTR_mesh, MP_QSTR_AUDIT_FILE_RECORDS));
         limit = limit < most ? limit : most;
     }
-    mp_obj_t dest[2];
-    mp_load_method(mesh_get(mesh, MP_QSTR_caps), MP_QSTR_audit_count, dest);
-    return mp_obj_get_int(mp_call_method_n_kw(0, 0, dest)) < limit;
+    return (mp_int_t)modcap_audit_count(mesh_get(mesh, MP_QSTR_caps)) < limit;
 }
 
 // Mesh.spawn(manifest) -> the new Locus's id (see the top of this file).

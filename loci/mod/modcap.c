@@ -629,6 +629,10 @@ static mp_obj_t table_audit(mp_obj_t self, mp_obj_t n_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(table_audit_obj, table_audit);
 
+size_t modcap_audit_count(mp_obj_t table) {
+    return table_of(table)->audit_len;
+}
+
 static mp_obj_t table_audit_count(mp_obj_t self) {
     return mp_obj_new_int_from_uint(table_of(self)->audit_len);
 }

@@ -14,6 +14,9 @@
 // CapError of a malformed request.
 int modcap_check(mp_obj_t table, mp_obj_t cap, uint32_t owner, const cap_req_t *req);
 
+// Table.audit_count(): the records in the log.
+size_t modcap_audit_count(mp_obj_t table);
+
 // Table.grant(owner, rights, flavours, region, keys, rate, expires, io, mem, by) with
 // every argument given: the new Cap, or the CapError (or TypeError) it raises.
 mp_obj_t modcap_grant(mp_obj_t table, mp_obj_t owner, mp_obj_t rights, mp_obj_t flavours,
