@@ -8,6 +8,7 @@ holds exactly these two files."""
 from __future__ import annotations
 
 import hashlib
+import re
 import struct
 import subprocess
 from pathlib import Path
@@ -138,3 +139,13 @@ def test_test_only_modules_are_in_the_test_kernel_only():
         assert symbol not in shipped, f"{module} is in the shipped kernel"
         assert symbol in test, f"{module} is missing from the test kernel"
     assert "port_test_modules_init" in shipped and "port_test_modules_init" in test
+
+
+def test_frozen_modules_are_bytecode_only():
+    """The image freezes no machine code: the runtime's hot paths are C (loci/mod), and
+    every frozen module is MicroPython bytecode. Frozen native code (mpy-cross -march)
+    would need its own check that it holds no privileged instruction and calls nothing
+    outside the runtime's table."""
+    frozen = BUILD / "port" / "frozen_content.c"
+    kinds = set(re.findall(r"MP_CODE_[A-Z_]+", frozen.read_text()))
+    assert kinds == {"MP_CODE_BYTECODE"}, kinds
