@@ -106,8 +106,8 @@ static bool field_key(mp_obj_t where, const uint8_t **key, size_t *len) {
 }
 
 // Mesh._check's loop: each capability of the Locus that names req's operation and
-// flavour is checked until one allows it. Returns 0, else the last code (-1: none
-// named them); a refusal goes to Mesh._refused, which stops the step.
+// flavour is checked until one allows it. If none does, Mesh._refused gets the last
+// code (-1: none named them), audits it when nothing did and stops the step.
 static void check(mesh_ctx_t *c, cap_req_t *req, mp_obj_t flavour) {
     mesh_record_t *r = c->rec;
     req->now = (uint64_t)mp_obj_get_int(c->now);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
-// A Locus's birth in C (loci/MESH.md, "Birth and death"): grant(mesh, rec, parent) gives
-// a record its capabilities (Mesh._grant), enter(mesh, rec) and hold(mesh, rec, d) make
-// it a member (Mesh._enter, Mesh._hold), start(mesh, rec, code, loaded, stored, run_init)
-// runs its code and init under its budget (Mesh._start), and spawn(mesh, manifest) is
+// A Locus's birth in C (loci/MESH.md): grant(mesh, rec, parent) gives a record its
+// capabilities, enter(mesh, rec) and hold(mesh, rec, d) make it a member and count its
+// lineage in the shares of the keyed flavours, start(mesh, rec, code, loaded, stored,
+// run_init) runs its code and init under its budget, and spawn(mesh, manifest) is
 // Mesh.spawn itself: its common case, a console spawn of code already verified once (by
 // source text, locus_sandbox's cache), with room in the mesh and in the audit log, is
 // done here; any other manifest goes, before anything has happened, to
-// Mesh._spawn_in_python. What only the mesh's Python knows (a refusal's words, a retirement, a
-// child's derivation) stays there: these call it.
+// Mesh._spawn_in_python. What only the mesh's Python knows (a refusal's words, a
+// retirement, a child's derivation) stays there: these call it.
 #include <string.h>
 
 #include "py/builtin.h"
@@ -52,7 +52,7 @@ static mp_obj_t item(mp_obj_t d, qstr k) {
     return v != MP_OBJ_NULL ? v : mp_obj_subscr(d, MP_OBJ_NEW_QSTR(k), MP_OBJ_SENTINEL);
 }
 
-// The rights of a checked grant (mesh.py's _rights).
+// The rights a checked grant asks for.
 static mp_int_t rights_of(mp_obj_t g) {
     mp_int_t r = 0;
     mp_obj_t ops = item(g, MP_QSTR_ops);
@@ -77,7 +77,7 @@ static mp_int_t rights_of(mp_obj_t g) {
     return r;
 }
 
-// Mesh._grant: each grant of the manifest, from the table (a console spawn) or derived
+// Each grant of the manifest, from the table (a console spawn) or derived
 // from a capability of the parent (Mesh._derive_for), in grant order.
 static void grant(mp_obj_t mesh, mesh_record_t *r, mp_obj_t parent) {
     mp_obj_t table = mesh_get(mesh, MP_QSTR_caps);
@@ -139,7 +139,7 @@ static mp_obj_t mesh_grant(mp_obj_t mesh, mp_obj_t rec, mp_obj_t parent) {
 }
 MP_DEFINE_CONST_FUN_OBJ_3(mesh_grant_obj, mesh_grant);
 
-// Mesh._hold: its lineage's count in the share of each keyed flavour it deposits on.
+// Its lineage's count in the share of each keyed flavour it deposits on.
 static void hold(mp_obj_t mesh, mesh_record_t *r, mp_int_t d) {
     mp_obj_t holders = mesh_get(mesh, MP_QSTR_holders);
     for (mp_int_t m = r->keyed, i = 0; m != 0; m >>= 1, i++) {
@@ -157,7 +157,7 @@ static mp_obj_t mesh_hold(mp_obj_t mesh, mp_obj_t rec, mp_obj_t d) {
 }
 MP_DEFINE_CONST_FUN_OBJ_3(mesh_hold_obj, mesh_hold);
 
-// Mesh._enter: a granted record becomes a member, listed and counted in the slot shares
+// A granted record becomes a member, listed and counted in the slot shares
 // and in its lineage.
 static void enter(mp_obj_t mesh, mesh_record_t *r) {
     mp_obj_t loci = mesh_get(mesh, MP_QSTR_loci);
@@ -201,7 +201,7 @@ static mp_obj_t namespace(mp_obj_t loaded, mp_obj_t stored, mp_obj_t name) {
     return ns;
 }
 
-// Mesh._exec: a Locus's module code, in its namespace (the budgeted call of start).
+// A Locus's module code, in its namespace (the budgeted call of start).
 static mp_obj_t exec_code(mp_obj_t rec) {
     mesh_record_t *r = mesh_record_of(rec);
     mp_obj_t a[2] = { r->code, r->ns };
@@ -213,7 +213,7 @@ static mp_obj_t status(const struct budget_result *res) {
     return MP_OBJ_NEW_SMALL_INT(res->status);
 }
 
-// Mesh._start: its code, then init(ctx), each under its budget; then the children that
+// Its code, then init(ctx), each under its budget; then the children that
 // spawned start, and it is live, or retired with the reason.
 static void start(mp_obj_t mesh, mesh_record_t *r, mp_obj_t code, mp_obj_t loaded, mp_obj_t stored,
                   bool run_init) {

@@ -29,7 +29,6 @@ AUDIT_FILE_RECORDS = 4096     # ... or at this many records when it goes to /dat
 LINEAGE_SHARE = 4             # one console-spawned Locus's descendants: max_loci / this
 LAST = [None]                 # the mesh made last, for the console (lo_mesh)
 
-_OPS = {"sense": _cap.SENSE, "deposit": _cap.DEPOSIT}
 _STATUS = {_budget.OPS: "ops budget exhausted", _budget.CYCLES: "cycle budget exhausted",
            _budget.ALLOC: "allocation budget exhausted"}
 
