@@ -60,42 +60,6 @@ static mp_obj_t by_python(mesh_ctx_t *c, qstr name, size_t n, const mp_obj_t *a)
     return mp_call_method_n_kw(n + 1, 0, dest);
 }
 
-// The index of the flavour a str names, or -1 (not a str, or no such flavour): what
-// Mesh.index.get gives, so the whole str must match (a NUL inside it too).
-static int flavour_index(const field_t *f, mp_obj_t name) {
-    if (!mp_obj_is_str(name)) {
-        return -1;
-    }
-    size_t n;
-    const char *s = mp_obj_str_get_data(name, &n);
-    for (uint32_t i = 0; i < f->nflavours; i++) {
-        if (f->fl[i].name_len == n && memcmp(f->fl[i].name, s, n) == 0) {
-            return (int)i;
-        }
-    }
-    return -1;
-}
-
-// A cell as Mesh._check takes one: a tuple of two ints, here inside the grid.
-static bool grid_cell(const field_flavour_t *fl, mp_obj_t where, uint32_t *x, uint32_t *y) {
-    if (!mp_obj_is_type(where, &mp_type_tuple)) {
-        return false;
-    }
-    size_t n;
-    mp_obj_t *xy;
-    mp_obj_tuple_get(where, &n, &xy);
-    if (n != 2 || !mp_obj_is_small_int(xy[0]) || !mp_obj_is_small_int(xy[1])) {
-        return false;
-    }
-    mp_int_t xi = MP_OBJ_SMALL_INT_VALUE(xy[0]), yi = MP_OBJ_SMALL_INT_VALUE(xy[1]);
-    if (xi < 0 || yi < 0 || xi >= (mp_int_t)fl->w || yi >= (mp_int_t)fl->h) {
-        return false;
-    }
-    *x = (uint32_t)xi;
-    *y = (uint32_t)yi;
-    return true;
-}
-
 // A key as both the capability check and the field take it: str or bytes, 1..15 bytes.
 static bool field_key(mp_obj_t where, const uint8_t **key, size_t *len) {
     if (!mp_obj_is_str_or_bytes(where)) {
@@ -146,13 +110,13 @@ static void req_init(cap_req_t *req, uint32_t op, int flavour) {
 static mp_obj_t ctx_sense(size_t n_args, const mp_obj_t *args) {
     mesh_ctx_t *c = ctx_of(args[0]);
     mp_obj_t flavour = args[1], where = n_args > 2 ? args[2] : mp_const_none;
-    int i = flavour_index(c->f, flavour);
+    int i = mesh_flavour_index(c->f, flavour);
     cap_req_t req;
     req_init(&req, CAP_SENSE, i);
     float v;
     if (i >= 0 && c->f->fl[i].kind == FIELD_GRID) {
         uint32_t x, y;
-        if (grid_cell(&c->f->fl[i], where == mp_const_none ? c->rec->pos : where, &x, &y)) {
+        if (mesh_grid_cell(&c->f->fl[i], where == mp_const_none ? c->rec->pos : where, &x, &y)) {
             req.x = x;
             req.y = y;
             check(c, &req, flavour);
@@ -183,11 +147,11 @@ static mp_obj_t ctx_deposit(size_t n_args, const mp_obj_t *args) {
     mesh_ctx_t *c = ctx_of(args[0]);
     mesh_record_t *r = c->rec;
     mp_obj_t flavour = args[1], amount = args[2], where = n_args > 3 ? args[3] : mp_const_none;
-    int i = flavour_index(c->f, flavour);
+    int i = mesh_flavour_index(c->f, flavour);
     uint32_t x, y;
     if (i >= 0 && c->f->fl[i].kind == FIELD_GRID &&
         (mp_obj_is_float(amount) || mp_obj_is_small_int(amount)) &&
-        grid_cell(&c->f->fl[i], where == mp_const_none ? r->pos : where, &x, &y)) {
+        mesh_grid_cell(&c->f->fl[i], where == mp_const_none ? r->pos : where, &x, &y)) {
         mp_float_t a = mp_obj_get_float(amount);
         mp_obj_t most = mesh_dict_get(r->budget, MP_QSTR_deposits);
         // Not a number >= 0, or its deposits used up: Python's error or stop.
@@ -214,12 +178,12 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(ctx_deposit_obj, 3, 4, ctx_deposit);
 // False (nothing checked) when Python must take the call.
 static bool block(mesh_ctx_t *c, mp_obj_t flavour, mp_obj_t where, int *i, uint32_t *x,
                   uint32_t *y) {
-    *i = flavour_index(c->f, flavour);
+    *i = mesh_flavour_index(c->f, flavour);
     if (*i < 0 || c->f->fl[*i].kind != FIELD_GRID) {
         return false;
     }
     const field_flavour_t *fl = &c->f->fl[*i];
-    if (!grid_cell(fl, where == mp_const_none ? c->rec->pos : where, x, y)) {
+    if (!mesh_grid_cell(fl, where == mp_const_none ? c->rec->pos : where, x, y)) {
         return false;
     }
     cap_req_t req;
@@ -274,12 +238,12 @@ static mp_obj_t ctx_goto(mp_obj_t self, mp_obj_t x, mp_obj_t y) {
     mesh_record_t *r = c->rec;
     mp_obj_t fl = mesh_dict_get(r->attend, MP_QSTR_flavour);
     int i = fl != MP_OBJ_NULL && mesh_dict_get(r->attend, MP_QSTR_at) != MP_OBJ_NULL
-                ? flavour_index(c->f, fl)
+                ? mesh_flavour_index(c->f, fl)
                 : -1;
     mp_obj_t xy[2] = { x, y };
     mp_obj_t at = mp_obj_new_tuple(2, xy);
     uint32_t cx, cy;
-    if (i >= 0 && c->f->fl[i].kind == FIELD_GRID && grid_cell(&c->f->fl[i], at, &cx, &cy)) {
+    if (i >= 0 && c->f->fl[i].kind == FIELD_GRID && mesh_grid_cell(&c->f->fl[i], at, &cx, &cy)) {
         r->pos = at;
     } else {
         by_python(c, MP_QSTR__goto, 2, xy);

@@ -44,11 +44,6 @@ static bool is_seq(mp_obj_t o) {
     return mp_obj_is_exact_type(o, &mp_type_tuple) || mp_obj_is_exact_type(o, &mp_type_list);
 }
 
-static mp_obj_t get(mp_obj_t d, qstr k) {
-    mp_map_elem_t *e = mp_map_lookup(mp_obj_dict_get_map(d), MP_OBJ_NEW_QSTR(k), MP_MAP_LOOKUP);
-    return e ? e->value : MP_OBJ_NULL;
-}
-
 // The values of a dict's keys among `known` (out[i] for known[i], MP_OBJ_NULL where
 // absent), in one pass over the dict. False when a key is not known and `strict`.
 static bool scan(mp_obj_t d, const qstr *known, size_t n, mp_obj_t *out, bool strict) {
@@ -565,7 +560,7 @@ static mp_obj_t budget(mp_obj_t b, mp_obj_t defaults, mp_obj_t maxima) {
                                   : NULL;
         mp_int_t v, hi;
         // A frozen module's large constant (1 << 40) is a long int object.
-        if (most == NULL || get(defaults, qstr_of(k)) == MP_OBJ_NULL ||
+        if (most == NULL || mesh_dict_get(defaults, qstr_of(k)) == MP_OBJ_NULL ||
             !mp_obj_get_int_maybe(most->value, &hi)) {
             return MP_OBJ_NULL;
         }

@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "py/objstr.h"
-#include "py/objtype.h"
 #include "py/runtime.h"
 
 #include "modmesh.h"
@@ -22,42 +21,6 @@ mesh_record_t *mesh_record_of(mp_obj_t o) {
     return MP_OBJ_TO_PTR(o);
 }
 
-mp_obj_t mesh_dict_get(mp_obj_t d, qstr name) {
-    if (!mp_obj_is_type(d, &mp_type_dict)) {
-        return MP_OBJ_NULL;
-    }
-    mp_map_elem_t *e = mp_map_lookup(mp_obj_dict_get_map(d), MP_OBJ_NEW_QSTR(name), MP_MAP_LOOKUP);
-    return e ? e->value : MP_OBJ_NULL;
-}
-
-static mp_map_elem_t *member(mp_obj_t o, qstr name) {
-    if (!mp_obj_is_instance_type(mp_obj_get_type(o))) {
-        return NULL;
-    }
-    mp_obj_instance_t *self = MP_OBJ_TO_PTR(o);
-    return mp_map_lookup(&self->members, MP_OBJ_NEW_QSTR(name), MP_MAP_LOOKUP);
-}
-
-mp_obj_t mesh_get(mp_obj_t mesh, qstr name) {
-    mp_map_elem_t *e = member(mesh, name);
-    return e != NULL ? e->value : mp_load_attr(mesh, name);
-}
-
-void mesh_set(mp_obj_t mesh, qstr name, mp_obj_t v) {
-    mp_map_elem_t *e = member(mesh, name);
-    if (e != NULL) {
-        e->value = v;
-    } else {
-        mp_store_attr(mesh, name, v);
-    }
-}
-
-// d[name], without the generic subscript path for a dict that has it.
-static mp_obj_t item(mp_obj_t d, qstr name) {
-    mp_obj_t v = mesh_dict_get(d, name);
-    return v != MP_OBJ_NULL ? v : mp_obj_subscr(d, MP_OBJ_NEW_QSTR(name), MP_OBJ_SENTINEL);
-}
-
 // Record(lid, man, seed): a live Locus of checked manifest `man`, nothing granted yet.
 static mp_obj_t record_make_new(const mp_obj_type_t *type, size_t n_args, size_t n_kw,
                                 const mp_obj_t *args) {
@@ -68,21 +31,21 @@ static mp_obj_t record_make_new(const mp_obj_type_t *type, size_t n_args, size_t
     MESH_RECORD_OBJECTS(INIT_NONE)
 #undef INIT_NONE
     r->id = mp_obj_get_int(args[0]);
-    r->name = item(man, MP_QSTR_name);
+    r->name = mesh_item(man, MP_QSTR_name);
     r->man = man;
-    r->args = item(man, MP_QSTR_args);
-    r->budget = item(man, MP_QSTR_budget);
+    r->args = mesh_item(man, MP_QSTR_args);
+    r->budget = mesh_item(man, MP_QSTR_budget);
     r->mem = mp_obj_new_dict(0);
     r->caps = mp_obj_new_list(0, NULL);  // [(Cap, rights, flavour mask)] in grant order
-    r->attend = item(man, MP_QSTR_attend);
-    r->wake = item(man, MP_QSTR_wake);
+    r->attend = mesh_item(man, MP_QSTR_attend);
+    r->wake = mesh_item(man, MP_QSTR_wake);
     mp_obj_t at = mesh_dict_get(r->attend, MP_QSTR_at);
     if (at != MP_OBJ_NULL) {
         r->pos = at;
     } else if (r->attend != mp_const_none && !mp_obj_is_type(r->attend, &mp_type_dict) &&
                mp_obj_is_true(
                    mp_binary_op(MP_BINARY_OP_CONTAINS, r->attend, MP_OBJ_NEW_QSTR(MP_QSTR_at)))) {
-        r->pos = item(r->attend, MP_QSTR_at);
+        r->pos = mesh_item(r->attend, MP_QSTR_at);
     }
     r->state = MP_OBJ_NEW_QSTR(MP_QSTR_live);
     // keys (a root's: keyed flavour index -> [keys its lineage added]) and log are made

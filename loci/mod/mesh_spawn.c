@@ -37,25 +37,10 @@ static mp_obj_t module_attr(qstr module, qstr name) {
     return mp_load_attr(m, name);
 }
 
-static mp_obj_t call(mp_obj_t obj, qstr name, size_t n, const mp_obj_t *args) {
-    mp_obj_t dest[2 + 4];
-    mp_load_method(obj, name, dest);
-    for (size_t i = 0; i < n; i++) {
-        dest[2 + i] = args[i];
-    }
-    return mp_call_method_n_kw(n, 0, dest);
-}
-
-// d[k], without the generic subscript path for a dict that has it.
-static mp_obj_t item(mp_obj_t d, qstr k) {
-    mp_obj_t v = mesh_dict_get(d, k);
-    return v != MP_OBJ_NULL ? v : mp_obj_subscr(d, MP_OBJ_NEW_QSTR(k), MP_OBJ_SENTINEL);
-}
-
 // The rights a checked grant asks for.
 static mp_int_t rights_of(mp_obj_t g) {
     mp_int_t r = 0;
-    mp_obj_t ops = item(g, MP_QSTR_ops);
+    mp_obj_t ops = mesh_item(g, MP_QSTR_ops);
     size_t n;
     mp_obj_t *o;
     mp_obj_get_array(ops, &n, &o);
@@ -70,7 +55,7 @@ static mp_int_t rights_of(mp_obj_t g) {
                   { MP_QSTR_io, CAP_IO },
                   { MP_QSTR_mem, CAP_MEM } };
     for (size_t i = 0; i < MP_ARRAY_SIZE(flags); i++) {
-        if (mp_obj_is_true(item(g, flags[i].flag))) {
+        if (mp_obj_is_true(mesh_item(g, flags[i].flag))) {
             r |= flags[i].right;
         }
     }
@@ -88,17 +73,17 @@ static void grant(mp_obj_t mesh, mesh_record_t *r, mp_obj_t parent) {
     mp_int_t keyed = 0;
     size_t n;
     mp_obj_t *grants;
-    mp_obj_get_array(item(r->man, MP_QSTR_caps), &n, &grants);
+    mp_obj_get_array(mesh_item(r->man, MP_QSTR_caps), &n, &grants);
     for (size_t i = 0; i < n; i++) {
         mp_obj_t g = grants[i];
         mp_int_t mask = 0;
         size_t nf;
         mp_obj_t *fl;
-        mp_obj_get_array(item(g, MP_QSTR_flavours), &nf, &fl);
+        mp_obj_get_array(mesh_item(g, MP_QSTR_flavours), &nf, &fl);
         for (size_t k = 0; k < nf; k++) {
             mask |= (mp_int_t)1 << mp_obj_get_int(mp_obj_subscr(index, fl[k], MP_OBJ_SENTINEL));
         }
-        mp_obj_t expires = item(g, MP_QSTR_expires);
+        mp_obj_t expires = mesh_item(g, MP_QSTR_expires);
         mp_obj_t exp = mp_obj_is_true(expires)
                            ? mp_binary_op(MP_BINARY_OP_ADD, mp_obj_new_int(now), expires)
                            : MP_OBJ_NEW_SMALL_INT(0);
@@ -106,21 +91,21 @@ static void grant(mp_obj_t mesh, mesh_record_t *r, mp_obj_t parent) {
         mp_obj_t cap;
         if (parent == mp_const_none) {
             cap = modcap_grant(table, owner, mp_obj_new_int(rights), mp_obj_new_int(mask),
-                               item(g, MP_QSTR_region), item(g, MP_QSTR_keys),
-                               item(g, MP_QSTR_rate), exp, item(g, MP_QSTR_io),
-                               item(g, MP_QSTR_mem), MP_OBJ_NEW_SMALL_INT(0));
+                               mesh_item(g, MP_QSTR_region), mesh_item(g, MP_QSTR_keys),
+                               mesh_item(g, MP_QSTR_rate), exp, mesh_item(g, MP_QSTR_io),
+                               mesh_item(g, MP_QSTR_mem), MP_OBJ_NEW_SMALL_INT(0));
         } else {
             mp_obj_t kw = mp_obj_new_dict(7);
             mp_obj_dict_store(kw, MP_OBJ_NEW_QSTR(MP_QSTR_flavours), mp_obj_new_int(mask));
             static const qstr same[] = { MP_QSTR_region, MP_QSTR_keys, MP_QSTR_rate };
             for (size_t k = 0; k < MP_ARRAY_SIZE(same); k++) {
-                mp_obj_dict_store(kw, MP_OBJ_NEW_QSTR(same[k]), item(g, same[k]));
+                mp_obj_dict_store(kw, MP_OBJ_NEW_QSTR(same[k]), mesh_item(g, same[k]));
             }
             mp_obj_dict_store(kw, MP_OBJ_NEW_QSTR(MP_QSTR_expires), exp);
-            mp_obj_dict_store(kw, MP_OBJ_NEW_QSTR(MP_QSTR_io), item(g, MP_QSTR_io));
-            mp_obj_dict_store(kw, MP_OBJ_NEW_QSTR(MP_QSTR_mem), item(g, MP_QSTR_mem));
+            mp_obj_dict_store(kw, MP_OBJ_NEW_QSTR(MP_QSTR_io), mesh_item(g, MP_QSTR_io));
+            mp_obj_dict_store(kw, MP_OBJ_NEW_QSTR(MP_QSTR_mem), mesh_item(g, MP_QSTR_mem));
             mp_obj_t a[4] = { parent, owner, mp_obj_new_int(rights), kw };
-            cap = call(mesh, MP_QSTR__derive_for, 4, a);
+            cap = mesh_call(mesh, MP_QSTR__derive_for, 4, a);
         }
         mp_obj_t entry[3] = { cap, mp_obj_new_int(rights), mp_obj_new_int(mask) };
         mp_obj_list_append(r->caps, mp_obj_new_tuple(3, entry));
@@ -240,7 +225,7 @@ static void start(mp_obj_t mesh, mesh_record_t *r, mp_obj_t code, mp_obj_t loade
     }
     if (!mp_obj_equal(mesh_get(mesh, MP_QSTR_next_id), first_new) ||
         mp_obj_is_true(mesh_get(mesh, MP_QSTR_starting))) {
-        call(mesh, MP_QSTR__settle, 1, &first_new);
+        mesh_call(mesh, MP_QSTR__settle, 1, &first_new);
     }
     mp_obj_t kbd = MP_OBJ_FROM_PTR(&mp_type_KeyboardInterrupt);
     if (res.status == BUDGET_RAISED &&
@@ -248,7 +233,7 @@ static void start(mp_obj_t mesh, mesh_record_t *r, mp_obj_t code, mp_obj_t loade
         // Ctrl-C during its code or init is the console's, not the Locus's failure.
         static const char why[] = "start interrupted (Ctrl-C)";
         mp_obj_t a[3] = { rec, mp_obj_new_str(why, sizeof why - 1), mp_const_false };
-        call(mesh, MP_QSTR__retire, 3, a);
+        mesh_call(mesh, MP_QSTR__retire, 3, a);
         nlr_raise(res.value);
     }
     mp_map_elem_t *step =
@@ -262,9 +247,9 @@ static void start(mp_obj_t mesh, mesh_record_t *r, mp_obj_t code, mp_obj_t loade
         mp_obj_t why[3] = { rec, status(&res), res.value };
         static const char failed[] = "start failed: ";
         mp_obj_t text = mp_binary_op(MP_BINARY_OP_ADD, mp_obj_new_str(failed, sizeof failed - 1),
-                                     call(mesh, MP_QSTR__why, 3, why));
+                                     mesh_call(mesh, MP_QSTR__why, 3, why));
         mp_obj_t a[3] = { rec, text, mp_const_false };
-        call(mesh, MP_QSTR__retire, 3, a);
+        mesh_call(mesh, MP_QSTR__retire, 3, a);
         return;
     }
     r->step_fn = step->value;
@@ -282,10 +267,10 @@ MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mesh_start_obj, 6, 6, mesh_start);
 // (code, loaded, stored) of a checked manifest's source when locus_sandbox has verified
 // that text before, else NULL. A `module` source is read as Mesh._code reads it.
 static mp_obj_t compiled(mp_obj_t man) {
-    mp_obj_t src = item(man, MP_QSTR_code);
+    mp_obj_t src = mesh_item(man, MP_QSTR_code);
     if (src == mp_const_none) {
         size_t n;
-        const char *s = mp_obj_str_get_data(item(man, MP_QSTR_module), &n);
+        const char *s = mp_obj_str_get_data(mesh_item(man, MP_QSTR_module), &n);
         const char *colon = memchr(s, ':', n);
         qstr mod = qstr_from_strn(s, colon ? (size_t)(colon - s) : n);
         qstr attr = colon ? qstr_from_strn(colon + 1, n - (size_t)(colon - s) - 1) : MP_QSTR_SOURCE;
@@ -333,7 +318,7 @@ static mp_obj_t mesh_spawn(mp_obj_t mesh, mp_obj_t manifest) {
                                        module_attr(MP_QSTR_locus_manifest, MP_QSTR_BUDGET_MAX));
     mp_obj_t hit;
     if (man == MP_OBJ_NULL || !room(mesh) || (hit = compiled(man)) == MP_OBJ_NULL) {
-        return call(mesh, MP_QSTR__spawn_in_python, 1, &manifest);
+        return mesh_call(mesh, MP_QSTR__spawn_in_python, 1, &manifest);
     }
     size_t n;
     mp_obj_t *cls;
@@ -352,7 +337,7 @@ static mp_obj_t mesh_spawn(mp_obj_t mesh, mp_obj_t manifest) {
         if (mp_obj_is_subclass_fast(MP_OBJ_FROM_PTR(mp_obj_get_type(x)),
                                     MP_OBJ_FROM_PTR(&mp_type_ValueError))) {
             mp_obj_t a[2] = { mp_load_attr(mesh_get(mesh, MP_QSTR_caps), MP_QSTR_retire), lid };
-            call(mesh, MP_QSTR__quiet, 2, a);
+            mesh_call(mesh, MP_QSTR__quiet, 2, a);
         }
         nlr_jump(nlr.ret_val);
     }

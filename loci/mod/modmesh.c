@@ -66,47 +66,12 @@ static mp_float_t value(mp_obj_t mesh, mp_obj_t field, mp_obj_t a, mp_obj_t pos)
     return mp_obj_get_float(mp_call_method_n_kw(2, 0, dest));
 }
 
-// The index of the flavour a str names, or -1.
-static int flavour_index(const field_t *f, mp_obj_t name) {
-    if (!mp_obj_is_str(name)) {
-        return -1;
-    }
-    size_t n;
-    const char *s = mp_obj_str_get_data(name, &n);
-    for (uint32_t i = 0; i < f->nflavours; i++) {
-        if (f->fl[i].name_len == n && memcmp(f->fl[i].name, s, n) == 0) {
-            return (int)i;
-        }
-    }
-    return -1;
-}
-
-// A tuple of two small ints inside grid flavour fl.
-static bool cell_of(const field_flavour_t *fl, mp_obj_t at, uint32_t *x, uint32_t *y) {
-    if (!mp_obj_is_type(at, &mp_type_tuple)) {
-        return false;
-    }
-    size_t n;
-    mp_obj_t *xy;
-    mp_obj_tuple_get(at, &n, &xy);
-    if (n != 2 || !mp_obj_is_small_int(xy[0]) || !mp_obj_is_small_int(xy[1])) {
-        return false;
-    }
-    mp_int_t xi = MP_OBJ_SMALL_INT_VALUE(xy[0]), yi = MP_OBJ_SMALL_INT_VALUE(xy[1]);
-    if (xi < 0 || yi < 0 || xi >= (mp_int_t)fl->w || yi >= (mp_int_t)fl->h) {
-        return false;
-    }
-    *x = (uint32_t)xi;
-    *y = (uint32_t)yi;
-    return true;
-}
-
 // How ready() reads `a`: attend (its cell is the record's pos) or a wake condition
 // (its cell is its own `at`, and it has a threshold).
 static void see(const field_t *f, mp_obj_t a, bool wake, mesh_seen_t *s) {
     s->kind = a == mp_const_none ? MESH_SEEN_NONE : MESH_SEEN_PYTHON;
     mp_obj_t fl = mesh_dict_get(a, MP_QSTR_flavour);
-    int i = fl != MP_OBJ_NULL ? flavour_index(f, fl) : -1;
+    int i = fl != MP_OBJ_NULL ? mesh_flavour_index(f, fl) : -1;
     if (i < 0 || mesh_dict_get(a, MP_QSTR_region)) {
         return;
     }
@@ -130,7 +95,7 @@ static void see(const field_t *f, mp_obj_t a, bool wake, mesh_seen_t *s) {
     }
     mp_obj_t at = mesh_dict_get(a, MP_QSTR_at);
     if (f->fl[i].kind == FIELD_GRID && at != MP_OBJ_NULL &&
-        (!wake || cell_of(&f->fl[i], at, &s->x, &s->y))) {
+        (!wake || mesh_grid_cell(&f->fl[i], at, &s->x, &s->y))) {
         s->kind = MESH_SEEN_CELL;
     }
 }
@@ -148,7 +113,7 @@ static mp_float_t seen_value(mp_obj_t mesh, mp_obj_t field, const field_t *f, me
         case MESH_SEEN_NONE:
             return 0;
         case MESH_SEEN_CELL:
-            if ((wake || cell_of(&f->fl[s->fl], pos, &x, &y)) &&
+            if ((wake || mesh_grid_cell(&f->fl[s->fl], pos, &x, &y)) &&
                 field_sense_xy(f, s->fl, x, y, &v) == FIELD_OK) {
                 return v;
             }
@@ -402,15 +367,6 @@ static mp_obj_t mesh_ready(size_t n_args, const mp_obj_t *args) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(mesh_ready_obj, 4, 4, mesh_ready);
 
-static mp_obj_t call_method(mp_obj_t obj, qstr name, size_t n, const mp_obj_t *args) {
-    mp_obj_t dest[2 + 4];
-    mp_load_method(obj, name, dest);
-    for (size_t i = 0; i < n; i++) {
-        dest[2 + i] = args[i];
-    }
-    return mp_call_method_n_kw(n, 0, dest);
-}
-
 // An int of a budget dict.
 static mp_int_t budget_int(mp_obj_t budget, qstr name) {
     mp_obj_t o = mesh_dict_get(budget, name);
@@ -483,7 +439,7 @@ static void count_steps(round_t *rd) {
 
 static void python_call(round_t *rd, qstr name, size_t n, const mp_obj_t *args) {
     count_steps(rd);
-    call_method(rd->mesh, name, n, args);
+    mesh_call(rd->mesh, name, n, args);
     reread(rd);
     rd->halted = mp_obj_is_true(mesh_get(rd->mesh, MP_QSTR_halted));
 }

@@ -105,13 +105,22 @@ void mesh_record_add_log(mesh_record_t *r, mp_obj_t tick, mp_obj_t text);
 // changes the mesh, so a step that left this alone left the mesh as it was.
 extern size_t mesh_python_calls;
 
-// mesh.NAME, and mesh.NAME = v, for the Mesh instance's own attributes: read straight
-// from its member map (the generic attribute path costs a few hundred instructions),
-// and through it for anything else.
+// mesh_lookup.c. mesh.NAME, and mesh.NAME = v, for the Mesh instance's own attributes:
+// read straight from its member map (the generic attribute path costs a few hundred
+// instructions), and through it for anything else.
 mp_obj_t mesh_get(mp_obj_t mesh, qstr name);
 void mesh_set(mp_obj_t mesh, qstr name, mp_obj_t v);
-
-// Python's meaning of obj[name] and `name in obj` for the mesh's plain-data dicts.
+// obj.NAME(*args), at most MESH_CALL_ARGS of them.
+#define MESH_CALL_ARGS 4
+mp_obj_t mesh_call(mp_obj_t obj, qstr name, size_t n, const mp_obj_t *args);
+// d[name] of a plain-data dict: MP_OBJ_NULL where d is no dict or lacks it (dict_get);
+// Python's d[name], its errors included, for anything else (item).
 mp_obj_t mesh_dict_get(mp_obj_t d, qstr name);
+mp_obj_t mesh_item(mp_obj_t d, qstr name);
+// The index of the flavour a str names, or -1 (not a str, or no such flavour): what
+// Mesh.index.get gives, so the whole str must match (a NUL inside it too).
+int mesh_flavour_index(const field_t *f, mp_obj_t name);
+// A cell as the mesh takes one: a tuple of two small ints inside grid flavour fl.
+bool mesh_grid_cell(const field_flavour_t *fl, mp_obj_t at, uint32_t *x, uint32_t *y);
 
 #endif
