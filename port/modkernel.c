@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The `kernel` module: the kernel's view of the machine for Python — memory map and
-// use, GC heap, time, the loader's measured kernel digest, boot time and power, and the
+// use, GC heap, interned strings, time, the loader's measured kernel digest, boot time and power, and the
 // REPL's idle hook.
 #include <string.h>
 
@@ -86,6 +86,21 @@ static mp_obj_t kernel_heap(void) {
     return d;
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_heap_obj, kernel_heap);
+
+// qstrs(): the interned strings (names, short literals): how many, the room left in the
+// newest pool, and the hash index that finds them (vm/patches/0019): its slots and the
+// slots in use (both 0 while there is none, after a soft reset until the first new one).
+static mp_obj_t kernel_qstrs(void) {
+    size_t count, pool_room, slots, used;
+    qstr_index_info(&count, &pool_room, &slots, &used);
+    mp_obj_t d = mp_obj_new_dict(4);
+    dict_put(d, MP_QSTR_count, count);
+    dict_put(d, MP_QSTR_pool_room, pool_room);
+    dict_put(d, MP_QSTR_index_slots, slots);
+    dict_put(d, MP_QSTR_index_used, used);
+    return d;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(kernel_qstrs_obj, kernel_qstrs);
 
 static mp_obj_t kernel_uptime_ms(void) {
     return mp_obj_new_int_from_ull(ktime_ms());
@@ -361,6 +376,7 @@ static const mp_rom_map_elem_t kernel_module_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_memmap), MP_ROM_PTR(&kernel_memmap_obj) },
     { MP_ROM_QSTR(MP_QSTR_mem), MP_ROM_PTR(&kernel_mem_obj) },
     { MP_ROM_QSTR(MP_QSTR_heap), MP_ROM_PTR(&kernel_heap_obj) },
+    { MP_ROM_QSTR(MP_QSTR_qstrs), MP_ROM_PTR(&kernel_qstrs_obj) },
     { MP_ROM_QSTR(MP_QSTR_uptime_ms), MP_ROM_PTR(&kernel_uptime_ms_obj) },
     { MP_ROM_QSTR(MP_QSTR_ticks), MP_ROM_PTR(&kernel_ticks_obj) },
     { MP_ROM_QSTR(MP_QSTR_tick_hz), MP_ROM_PTR(&kernel_tick_hz_obj) },

@@ -173,6 +173,10 @@ uint32_t mp_hal_random_seed(void);
 #define MICROPY_EMIT_NATIVE_POLL        (1)
 #define MICROPY_EMIT_X64_SMALL_INT_FAST (1)
 
+// Interning and finding a string: a hash index over every qstr (vm/patches/0019)
+// instead of a scan of each unsorted pool, which grows with every name a session compiles.
+#define MICROPY_QSTR_HASH_INDEX (1)
+
 // This is the image: all of vm/ is built in, with its soft-reset list and lexer hook.
 #define LOCIOS_VM_IMAGE (1)
 #include "vm_hooks.h"

@@ -55,6 +55,10 @@ void budget_exclude_cycles(uint64_t cycles);
 // Called by the GC (vm/patches/0001) with the bytes a request adds; non-zero refuses it.
 #define MICROPY_GC_ALLOC_HOOK(n_bytes) \
     (__builtin_expect(budget_armed, 0) ? budget_on_alloc(n_bytes) : 0)
+// The qstr index (vm/patches/0019) is the system's cache, not the running call's data:
+// its table is neither charged to a budget nor refused by one (the heap may still refuse).
+void *budget_alloc_uncharged(size_t n_bytes);
+#define MICROPY_QSTR_INDEX_ALLOC(n_bytes) budget_alloc_uncharged(n_bytes)
 // Long C loops (vm/patches/0014): each iteration takes its work (about one unit per few
 // machine instructions) off one countdown, and every BUDGET_POLL_WORK units budget_poll
 // looks for a budget that has run out and for Ctrl-C, and may raise or jump to the abort

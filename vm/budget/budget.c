@@ -169,6 +169,9 @@ void budget_poll(void) {
     }
 }
 
+// Set by budget_alloc_uncharged for the one request it makes.
+static bool alloc_uncharged;
+
 // MICROPY_GC_ALLOC_HOOK: `n_bytes` is what a heap request adds. A request past the
 // budget is refused (it fails like an exhausted heap) and stops the call at the next
 // VM hook; from then on every request is refused until the stop lands. It must not
@@ -177,12 +180,26 @@ int budget_on_alloc(size_t n_bytes) {
     if (b.status != BUDGET_OK) {
         return 1;
     }
+    if (alloc_uncharged) {
+        alloc_uncharged = false;  // this request only, not what a collection it causes runs
+        return 0;
+    }
     if (b.alloc_limit != 0 && n_bytes > b.alloc_limit - b.alloc_used) {
         b.status = BUDGET_ALLOC;
         return 1;
     }
     b.alloc_used += n_bytes;
     return 0;
+}
+
+// A heap request the system makes for itself inside a budgeted call (the qstr index):
+// not counted against the call's allocation limit and not a reason to stop it. The hook
+// sees this request before the heap is touched, so the flag covers it alone.
+void *budget_alloc_uncharged(size_t n_bytes) {
+    alloc_uncharged = true;
+    void *p = m_malloc_maybe(n_bytes);
+    alloc_uncharged = false;
+    return p;
 }
 
 // The cycle deadline moves by `cycles` the call did not spend on its own work (a garbage
