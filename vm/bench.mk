@@ -3,7 +3,7 @@
 # Included by the top-level Makefile:  include vm/bench.mk   (after tests/upstream/upstream.mk)
 #
 #   make bench-vm       perf_bench in LociOS under -icount, optimiser OFF vs ON in one boot,
-#                       plus the unix port of the same tree under callgrind
+#                       plus the unix port of the same tree and CPython 3.11 under callgrind
 #                       -> build/bench/vm.md, build/bench/vm.json
 #   make bench-vm-prof  the same, plus the OFF runs in an image built with LOCIOS_PROF=0
 #                       (the profiler's overhead, second table)
@@ -17,6 +17,9 @@ BENCH_VM_M    ?= 1000
 BENCH_VM_K    ?= 3
 BENCH_VM_ON   ?= opt
 BENCH_VM_ARGS ?=
+# CPython 3.11 for the ON/CPython column (Debian 12's own interpreter; elsewhere name one,
+# or leave it empty for no column).
+BENCH_VM_CPYTHON ?= $(firstword $(wildcard /usr/bin/python3.11))
 BENCH_VM_DIR  := $(BUILD)/bench
 BENCH_VM_UNIX := $(BENCH_VM_DIR)/unix/micropython
 # The reference image without the profiler: the same tree with LOCIOS_PROF=0 (the guard in
@@ -25,7 +28,7 @@ BENCH_VM_UNIX := $(BENCH_VM_DIR)/unix/micropython
 BENCH_VM_NOPROF := $(BENCH_VM_DIR)/noprof
 BENCH_VM_RUN  = $(PY) tools/bench/bench_vm.py --image $(IMAGE) --on $(BENCH_VM_ON) \
 	-n $(BENCH_VM_N) -m $(BENCH_VM_M) -k $(BENCH_VM_K) --unix $(abspath $(BENCH_VM_UNIX)) \
-	--out $(BENCH_VM_DIR) $(BENCH_VM_ARGS)
+	$(if $(BENCH_VM_CPYTHON),--cpython $(BENCH_VM_CPYTHON)) --out $(BENCH_VM_DIR) $(BENCH_VM_ARGS)
 
 .PHONY: bench-vm bench-vm-prof bench-vm-noprof-image
 

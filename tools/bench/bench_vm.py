@@ -3,7 +3,8 @@
 """`make bench-vm`: MicroPython's tests/perf_bench inside LociOS under QEMU -icount
 (guest cycles follow instruction counts), optimiser OFF vs ON in the same boot, each
 result checked against CPython (or the benchmark's .exp), plus the unix port of the same
-MicroPython tree under callgrind for reference; optionally (--prof-ref) the same OFF runs
+MicroPython tree under callgrind for reference, and (--cpython) CPython under callgrind
+for the ON/CPython column; optionally (--prof-ref) the same OFF runs
 in an image built with LOCIOS_PROF=0, for the profiler's overhead. Writes a markdown
 table and a JSON file under build/bench/."""
 
@@ -130,6 +131,7 @@ def choose_key(keys: list[tuple[int, int]], n: int, m: int) -> tuple[int, int] |
 
 TRUTH_SCRIPT = """
 import sys
+exec(sys.argv[4])  # CPYTHON_SHIM
 src = open(sys.argv[1]).read()
 ns = {'__name__': 'bm'}
 exec(src, ns)
@@ -148,7 +150,8 @@ def truth(name: str, key: tuple[int, int]) -> tuple[str | None, str]:
     if exp.is_file():
         return exp.read_text().strip(), ".exp"
     p = subprocess.run([sys.executable, "-c", TRUTH_SCRIPT, str(BENCH_DIR / f"{name}.py"),
-                        str(key[0]), str(key[1])], capture_output=True, text=True, timeout=600)
+                        str(key[0]), str(key[1]), CPYTHON_SHIM], capture_output=True, text=True,
+                       timeout=600)
     if p.returncode != 0:
         return None, "CPython cannot run it: " + (p.stderr.strip().splitlines() or ["?"])[-1]
     return ast.literal_eval(p.stdout.strip())[1], "CPython"
@@ -243,6 +246,63 @@ def callgrind(unix: Path, name: str, source: str, key: tuple[int, int]) -> tuple
         return int(m.group(1)), ast.literal_eval(p.stdout.strip().splitlines()[-1])[1]
 
 
+# ---- CPython under callgrind -------------------------------------------------------------
+# CPython's exec builtin is a static function, invisible to callgrind in a stripped
+# interpreter, so one timed run is the difference between two whole processes: set-up,
+# warm-up and one run, and the same with a second run. PYTHONHASHSEED=0 makes the two
+# processes take the same path up to the extra run.
+# The viper_call benchmarks name MicroPython's code emitters; CPython runs them as the
+# plain Python they are, with micropython.viper and .native as decorators that do nothing.
+CPYTHON_SHIM = (
+    "import builtins as _bm_b, types as _bm_t\n"
+    "_bm_b.micropython = _bm_t.SimpleNamespace(viper=lambda f: f, native=lambda f: f,"
+    " const=lambda x: x)\n")
+CPYTHON_HARNESS = """
+import sys
+_bm_run, _bm_result = bm_setup(bm_params[{key!r}])
+_bm_run()
+for _ in range(int(sys.argv[1])):
+    _bm_run()
+print(repr(tuple(str(x) if i else x for i, x in enumerate(_bm_result()))))
+"""
+
+
+def cpython_version(python: Path) -> str:
+    p = subprocess.run([str(python), "-c", "import sys; print('%d.%d' % sys.version_info[:2])"],
+                       capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        raise RuntimeError(f"{python}: {p.stderr.strip()[-300:]}")
+    return p.stdout.strip()
+
+
+def cpython_callgrind(python: Path, name: str, source: str,
+                      key: tuple[int, int]) -> tuple[int | None, str]:
+    """(instructions of one run after a warm-up, result string), or (None, why) when
+    CPython cannot run the benchmark (the viper ones import micropython)."""
+    counts, result = [], ""
+    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONDONTWRITEBYTECODE="1")
+    with tempfile.TemporaryDirectory(prefix="bench-vm-cpython-") as tmp:
+        script = Path(tmp) / f"{name}.py"
+        script.write_text(CPYTHON_SHIM + source + CPYTHON_HARNESS.format(key=key))
+        for runs in (1, 2):
+            out = Path(tmp) / f"cg{runs}.out"
+            p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}",
+                                str(python), str(script), str(runs)], capture_output=True,
+                               text=True, timeout=3600, cwd=tmp, env=env)
+            if p.returncode != 0:
+                err = [ln for ln in p.stderr.splitlines() if not ln.startswith("==")]
+                return None, "CPython cannot run it: " + (err or ["?"])[-1]
+            m = re.search(r"^(?:summary|totals): (\d+)", out.read_text(), re.M)
+            if not m:
+                raise RuntimeError(f"cpython {name}: no callgrind totals")
+            counts.append(int(m.group(1)))
+            if runs == 1:
+                result = ast.literal_eval(p.stdout.strip().splitlines()[-1])[1]
+    if counts[1] <= counts[0]:
+        raise RuntimeError(f"cpython {name}: the second run added no instructions {counts}")
+    return counts[1] - counts[0], result
+
+
 # ---- statistics and report ----------------------------------------------------------------
 def summary(rows: list) -> dict:
     """Median and spread ((max - min) / median) of the timed runs (warm-up excluded)."""
@@ -272,21 +332,28 @@ def markdown(report: dict) -> str:
     lines = [f"## perf_bench in LociOS (-icount guest cycles), optimiser OFF vs ON ({on})", "",
              f"N={report['n']} M={report['m']}, k={report['k']} timed runs after a warm-up; "
              "cycles are medians, spread = (max-min)/median; speed-up = OFF/ON; "
-             "unix = instructions of one run of the unix port under callgrind.", "",
+             "unix = instructions of one run of the unix port under callgrind; "
+             f"CPython = instructions of one run of CPython {report.get('cpython') or '(not run)'}"
+             " under callgrind (the difference between one and two runs after a warm-up; the"
+             " viper ones as plain Python); "
+             "ON/CPython below 1 is fewer instructions than CPython.", "",
              "| benchmark | params | OFF cycles | spread | ON cycles | spread | speed-up "
-             "| unix Ir | OFF/unix | check |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+             "| unix Ir | OFF/unix | CPython Ir | ON/CPython | check |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for name, b in report["benchmarks"].items():
         if "skipped" in b:
-            lines.append(f"| {name} | | | | | | | | | skipped: {b['skipped']} |")
+            lines.append(f"| {name} | | | | | | | | | | | skipped: {b['skipped']} |")
             continue
-        off, onr, ux = b.get("off"), b.get("on"), b.get("unix")
+        off, onr, ux, cp = b.get("off"), b.get("on"), b.get("unix"), b.get("cpython")
+        cp_ir = cp.get("ir") if cp else None
         cells = [name, str(tuple(b["key"])),
                  f"{off['median']:.0f}" if off else "", fmt_pct(off["spread"]) if off else "",
                  f"{onr['median']:.0f}" if onr else "", fmt_pct(onr["spread"]) if onr else "",
                  f"{b['speedup']:.3f}" if "speedup" in b else "",
                  str(ux["ir"]) if ux else "",
                  f"{off['median'] / ux['ir']:.2f}" if off and ux else "",
+                 str(cp_ir) if cp_ir else ("n/a" if cp else ""),
+                 f"{onr['median'] / cp_ir:.2f}" if onr and cp_ir else "",
                  b["check"]]
         lines.append("| " + " | ".join(cells) + " |")
     g = report["geomean"]
@@ -294,6 +361,13 @@ def markdown(report: dict) -> str:
         lines += ["", f"Geometric-mean speed-up: **{g['speedup']:.3f}x** over "
                   f"{g['count']} benchmarks; slowest {g['min_speedup']:.3f}x "
                   f"({g['min_name']}). Target: >= 1.2x, none below 0.98x."]
+    if g.get("on_cpython"):
+        lines += ["", f"ON/CPython, geometric mean over {g['on_cpython_count']} benchmarks "
+                  f"CPython runs: **{g['on_cpython']:.2f}** (below 1: fewer instructions "
+                  "than CPython)."]
+    if g.get("off_unix_worst"):
+        lines += ["", f"OFF/unix: worst {g['off_unix_worst']:.2f} ({g['off_unix_worst_name']}), "
+                  f"geometric mean {g['off_unix']:.2f}."]
     if report.get("prof"):
         p = report["prof"]
         lines += ["", "## Profiler overhead, optimiser OFF (default image vs LOCIOS_PROF=0)",
@@ -327,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("-k", type=int, default=3, help="timed runs per phase")
     ap.add_argument("--only", help="comma-separated benchmark names")
     ap.add_argument("--unix", type=Path, help="unix-port micropython for callgrind")
+    ap.add_argument("--cpython", type=Path,
+                    help="CPython (3.11) for callgrind: the ON/CPython column")
     ap.add_argument("--prof-ref", type=Path, help="image built with LOCIOS_PROF=0")
     ap.add_argument("--out", type=Path, default=ROOT / "build" / "bench")
     args = ap.parse_args(argv)
@@ -386,7 +462,8 @@ def main(argv: list[str] | None = None) -> int:
         ovh = [1 + r["overhead"] for r in prof["benchmarks"].values()]
         prof["geomean_overhead"] = geomean(ovh) - 1
 
-    report = {"n": args.n, "m": args.m, "k": args.k, "on_mode": args.on,
+    cpython = cpython_version(args.cpython) if args.cpython else None
+    report = {"n": args.n, "m": args.m, "k": args.k, "on_mode": args.on, "cpython": cpython,
               "image": str(args.image), "host": platform.node(), "benchmarks": {},
               "geomean": {}, "prof": prof,
               "command": " ".join([Path(sys.argv[0]).name, *(argv or sys.argv[1:])])}
@@ -408,6 +485,12 @@ def main(argv: list[str] | None = None) -> int:
             ir, out = callgrind(args.unix, name, b["source"], tuple(b["key"]))
             r["unix"] = {"ir": ir}
             checks.append(b["expected"] is None or out == b["expected"])
+        if args.cpython:
+            ir, out = cpython_callgrind(args.cpython, name, b["source"], tuple(b["key"]))
+            r["cpython"] = {"ir": ir} if ir is not None else {"why": out}
+            if ir is not None:
+                checks.append(out == (b["expected"] if b["expected"] is not None
+                                      else b["off_rows"][0][2]))
         r["result"] = b["off_rows"][0][2]
         ok = all(checks)
         failed |= not ok
@@ -420,6 +503,16 @@ def main(argv: list[str] | None = None) -> int:
         worst = min(sp, key=sp.get)
         report["geomean"] = {"speedup": geomean(list(sp.values())), "count": len(sp),
                              "min_speedup": sp[worst], "min_name": worst}
+    vs = {n: r["on"]["median"] / r["cpython"]["ir"] for n, r in report["benchmarks"].items()
+          if "on" in r and r.get("cpython", {}).get("ir")}
+    if vs:
+        report["geomean"].update(on_cpython=geomean(list(vs.values())), on_cpython_count=len(vs))
+    ou = {n: r["off"]["median"] / r["unix"]["ir"] for n, r in report["benchmarks"].items()
+          if "off" in r and "unix" in r}
+    if ou:
+        worst = max(ou, key=ou.get)
+        report["geomean"].update(off_unix=geomean(list(ou.values())),
+                                 off_unix_worst=ou[worst], off_unix_worst_name=worst)
     report["seconds"] = time.monotonic() - started
 
     args.out.mkdir(parents=True, exist_ok=True)
