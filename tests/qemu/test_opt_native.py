@@ -251,6 +251,20 @@ def test_a_function_storing_globals_is_gated_and_its_globals_put_back(g):
     assert g.eval("COUNT") == "0"
 
 
+def test_a_twin_that_never_returns_is_refused_not_waited_for(g):
+    # Gate 2 replays the candidate under a cycle budget (a few times what the original
+    # took): a twin stuck in a loop is stopped there and refused, and the original stays.
+    g.paste("def halve(n):\n    return n // 2\n")
+    g.run("TS = opt._source.compile_def(halve, 'def halve(n):\\n    while True:\\n"
+          "        n += 1\\n', True)")
+    g.paste("class Stuck:\n    kind = 'native'\n    edits = ()\n    new = None\n"
+            "    def apply(self):\n        _rw.promote(halve, TS)\n"
+            "    def undo(self):\n        _rw.demote(halve)\n")
+    why = g.eval("opt._gates.equivalent(halve, Stuck(), [(8,)])", timeout=120)
+    assert "ran out of its replay budget" in why, why
+    assert g.eval("halve(8)") == "4"
+
+
 RAMFS = prog("ramfs_module")
 
 

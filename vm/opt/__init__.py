@@ -48,6 +48,12 @@ MISS_SHARE = 0.25
 # Functions whose one call costs more than this many cycles are not A/B measured
 # (the measurement itself would stall the console for too long); journaled as refused.
 MAX_CALL_CYCLES = 2_000_000_000
+# Gate 2 replays each recorded call under a cycle budget (`_budget`): the original's is
+# MAX_CALL_CYCLES, the candidate's REPLAY_FACTOR times what the original took on the
+# same call plus REPLAY_FLOOR (room for a host's pauses on TCG without -icount). A
+# candidate that runs out is refused: a twin that never returns cannot hang the gates.
+REPLAY_FACTOR = 4
+REPLAY_FLOOR = 200_000_000
 # Past this many cycles a round, 3 A/B rounds instead of ROUNDS: -icount makes a
 # round's cycles repeat exactly, and on hardware such long rounds average out noise.
 LONG_ROUND = 50_000_000

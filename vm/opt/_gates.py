@@ -3,6 +3,7 @@
 # replacement check), 2 equivalent (recorded calls replayed on the old and the new code),
 # 3 faster (A/B rounds in guest cycles). Gate 4, the journal entry written before the
 # swap, is in _swap.py. A candidate is anything with apply() and undo() (_swap.py).
+import _budget
 import _prof
 import _rw
 
@@ -96,17 +97,44 @@ def verify(fn, edits, profile):
 
 # ---- gate 2: equivalent ----------------------------------------------------------------
 
-def _run(fn, args):
-    # (kind, value or exception type, output, args after the call)
+# What _budget.run raises when the replayed code starts a budgeted call of its own.
+_NEST = "budgeted calls do not nest"
+
+
+def _call(fn_args):
+    return _drain(fn_args[0](*fn_args[1]))
+
+
+def _run(fn, args, cycles):
+    # (kind, value or exception type, output, lost output, args after the call, cycles
+    # taken). kind is "ret", "exc", "out" when the cycle budget stopped the call, or
+    # "nests" when the call started a budgeted call of its own.
     kernel.capture(True)
     try:
-        try:
-            r = ("ret", _drain(fn(*args)))
-        except Exception as e:  # noqa: BLE001 - the gate compares any exception type
-            r = ("exc", type(e))
+        if _budget.active():
+            # Inside a budgeted call (which cannot nest): that budget bounds the replay.
+            t0 = kernel.cycles()
+            try:
+                r = ("ret", _drain(fn(*args)))
+            except Exception as e:  # noqa: BLE001 - the gate compares any exception type
+                r = ("exc", type(e))
+            took = kernel.cycles() - t0
+        else:
+            status, value, _ops, took, _alloc = _budget.run(_call, (fn, args), 0, cycles, 0)
+            if status == _budget.OK:
+                r = ("ret", value)
+            elif status == _budget.RAISED:
+                if not isinstance(value, Exception):
+                    raise value  # Ctrl-C (and SystemExit) stop the optimiser, as before
+                if isinstance(value, RuntimeError) and _NEST in str(value):
+                    r = ("nests", None)
+                else:
+                    r = ("exc", type(value))
+            else:
+                r = ("out", status)
     finally:
         out, lost = kernel.capture(False)
-    return r[0], r[1], out, lost, args
+    return r[0], r[1], out, lost, args, took
 
 
 def _drain(r):
@@ -135,15 +163,24 @@ def equivalent(fn, cand, inputs):
         before = _snap(fn)
         cand.undo()
         try:
-            old = _run(fn, a[0])
+            old = _run(fn, a[0], opt.MAX_CALL_CYCLES)
             old_g = _snap(fn)
             _put_back(fn, before)
+            if old[0] == "out":
+                return "args %r: the original took more than %d cycles" % (
+                    args, opt.MAX_CALL_CYCLES)
+            if old[0] == "nests":
+                return "args %r: it runs budgeted calls itself, so it cannot be replayed" \
+                    " under a budget" % (args,)
             cand.apply()
-            new = _run(fn, b[0])
+            limit = opt.REPLAY_FACTOR * old[5] + opt.REPLAY_FLOOR
+            new = _run(fn, b[0], limit)
             new_g = _snap(fn)
         finally:
             cand.undo()
             _put_back(fn, before)
+        if new[0] == "out":
+            return "args %r: the new code ran out of its replay budget (%d cycles)" % (args, limit)
         if not _values.same(old_g, new_g):
             return "args %r: the globals it stores differ after the call" % (args,)
         if old[0] != new[0]:
