@@ -124,6 +124,15 @@ void rw_watch_raise(const struct _mp_obj_base_t *fun, const struct _mp_obj_base_
             rw_watch_raise(&(fun)->base, MP_OBJ_TO_PTR(exc)); \
         }                                                     \
     }
+// The same for a native generator's resume (vm/patches/0020): `fun` is the twin, which
+// rw_promote.c maps back to the function it was promoted for.
+void rw_watch_raise_twin(const struct _mp_obj_base_t *twin, const struct _mp_obj_base_t *exc);
+#define MICROPY_GEN_HOOK_NATIVE_RAISE(fun, exc)                    \
+    {                                                              \
+        if (__builtin_expect(rw_watch_n, 0)) {                     \
+            rw_watch_raise_twin(&(fun)->base, MP_OBJ_TO_PTR(exc)); \
+        }                                                          \
+    }
 
 // ---- The port's hooks: soft reset and kept source texts ---------------------------------
 #if LOCIOS_VM_IMAGE

@@ -227,6 +227,23 @@ def test_a_swap_is_rolled_back_when_a_new_exception_type_escapes(g, fn, kind):
     assert g.eval(f"_rw.raised({fn}), {fn}({{1: 3}}, [1, 1])") == "(None, 6)"
 
 
+def test_a_promoted_generator_is_rolled_back_when_its_resume_raises_a_new_type(g):
+    # The exception leaves a resumed native generator, not the promoted call (which only
+    # makes the generator): vm/patches/0020's hook reports it for the generator function.
+    g.paste(WATCHED)
+    e = entries(g, "[opt.consider(lookup_gen, inputs=[({1: 1, 2: 2}, [1, 2] * 60), "
+                   "({1: 1}, [1, 2])])]")[0]
+    assert (e["verdict"], e["kind"]) == ("swapped", "native"), e
+    g.paste("try:\n    list(lookup_gen({}, [9]))\nexcept KeyError:\n    pass\n")
+    assert g.eval("_rw.raised(lookup_gen), opt.check()") == "(None, [])"
+    g.paste("try:\n    list(lookup_gen(5, [1]))\nexcept TypeError:\n    pass\n")
+    assert g.eval("_rw.raised(lookup_gen).__name__") == "'TypeError'"
+    out = entries(g, "opt.check()")
+    assert len(out) == 1 and out[0]["verdict"] == "rolled back", out
+    assert out[0]["detail"] == "raised TypeError, a type its gates never saw", out
+    assert g.eval("_rw.raised(lookup_gen), list(lookup_gen({1: 3}, [1, 1]))") == "(None, [6, 6])"
+
+
 def test_a_function_storing_globals_is_gated_and_its_globals_put_back(g):
     # TOTAL is stored by the function: the gates save it, compare what old and new code
     # leave in it, and put it back, so replays and timed runs leave no trace.

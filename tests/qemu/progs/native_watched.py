@@ -11,3 +11,6 @@ def lookup2(d, keys):
     for k in keys:
         t += d[k]
     return t
+def lookup_gen(d, keys):
+    for k in keys:
+        yield d[k] * 2

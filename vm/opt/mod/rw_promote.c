@@ -184,6 +184,19 @@ mp_obj_t rw_demote(mp_obj_t fn) {
     return twin;
 }
 
+// An exception left a resumed native generator whose function is `twin`: if it is a
+// promoted generator's twin, report it for that generator function (rw_watch.c). A scan
+// of the table, only when an exception leaves a native generator while swaps are watched.
+void rw_watch_raise_twin(const mp_obj_base_t *twin, const mp_obj_base_t *exc) {
+    const mp_obj_t *t = MP_STATE_VM(rw_promoted);
+    for (size_t i = 0; i < RW_PROMOTE_SLOTS; i++) {
+        if (t[2 * i] != MP_OBJ_NULL && t[2 * i + 1] == MP_OBJ_FROM_PTR(twin)) {
+            rw_watch_raise(MP_OBJ_TO_PTR(t[2 * i]), exc);
+            return;
+        }
+    }
+}
+
 mp_obj_t rw_twin(mp_obj_t fn) {
     if (!is_promoted(fn)) {
         return mp_const_none;

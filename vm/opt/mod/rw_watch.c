@@ -4,7 +4,8 @@
 // types the original raised on the gates' inputs; the first other type that escapes a
 // call of the function is noted here, and opt.check() rolls the swap back. Bytecode
 // frames report through the VM's frame-raise hook (vm/patches/0011, vm/vm_hooks.h);
-// promoted functions' native twins through their call slot (rw_promote.c). Only raising
+// promoted functions' native twins through their call slot (rw_promote.c), and resumed
+// promoted generators through the generator hook (vm/patches/0020). Only raising
 // pays: the hook tests rw_watch_n, then scans the watched entries.
 #include "py/runtime.h"
 
