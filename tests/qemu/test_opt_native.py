@@ -296,6 +296,21 @@ def test_a_def_imported_from_a_file_is_read_again(g):
     assert cand and why is None, why
 
 
+def test_a_method_followed_by_a_banner_comment_compiles(g):
+    # The lines after a method's body that are comments less indented than the def stay
+    # whole comments in its text (bm_chaos's last method, before its '# Benchmark
+    # interface' banner, did not compile).
+    g.paste("class Banner:\n    def last(self, n):\n        t = 0\n"
+            "        for i in range(n):\n            t += i\n        return t\n\n\n"
+            "####\n# Benchmark interface\n\nBANNER_AFTER = 1\n")
+    src = ast.literal_eval(g.eval("opt._source.def_source(Banner.last)"))
+    assert src == ("def last(self, n):\n    t = 0\n    for i in range(n):\n        t += i\n"
+                   "    return t\n\n\n####\n# Benchmark interface\n"), src
+    cand, why = ast.literal_eval(g.eval("c, w = opt._swap.native_candidate(Banner.last, "
+                                        "'trusted'); (c is not None, w)"))
+    assert cand and why is None, why
+
+
 def test_source_compiled_under_a_budget_is_not_kept(g):
     # A Locus's step compiling code must not pay its allocation budget for a copy.
     g.run("src = 'def ' + 'zz(n):\\n    return n\\n'")

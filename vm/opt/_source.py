@@ -56,7 +56,9 @@ def def_source(fn):
         t = ln.strip()
         if t and _indent(ln) <= indent and not t.startswith("#"):
             break
-        out.append(ln[indent:])
+        # A comment indented less than the def (a banner after a method, say) stays a
+        # whole comment: cutting the def's indentation off it would cut its text.
+        out.append(ln[indent:] if _indent(ln) >= indent else t)
     return "\n".join(out).rstrip() + "\n"
 
 
