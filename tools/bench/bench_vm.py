@@ -366,7 +366,7 @@ def markdown(report: dict) -> str:
     if g.get("speedup"):
         lines += ["", f"Geometric-mean speed-up: **{g['speedup']:.3f}x** over "
                   f"{g['count']} benchmarks; slowest {g['min_speedup']:.3f}x "
-                  f"({g['min_name']}). Target: >= 1.2x, none below 0.98x."]
+                  f"({g['min_name']}). Target: >= 1.5x, none below 1.0x."]
     if g.get("on_cpython"):
         lines += ["", f"ON/CPython, geometric mean over {g['on_cpython_count']} benchmarks "
                   f"CPython runs: **{g['on_cpython']:.2f}** (below 1: fewer instructions "
