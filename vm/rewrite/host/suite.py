@@ -33,14 +33,17 @@ def run_tests(binary: Path, tree: Path, dirs: list[str], files: list[str] | None
     runs the same way."""
     env = dict(os.environ, MICROPY_MICROPYTHON=str(binary.resolve()), **(env or {}))
     which = ["-j", "1", *files] if files else ["-j", "2", "-d", *dirs]
-    results = tree / "tests" / "results" / "_results.json"
-    results.unlink(missing_ok=True)
-    t0 = time.monotonic()
-    p = subprocess.run([sys.executable, "run-tests.py", *args, *which], cwd=tree / "tests",
-                       env=env, capture_output=True, text=True)
-    took = time.monotonic() - t0
+    # The results folder outside the tree: the patched tree stays exactly the pristine
+    # one plus the patches (tests/host/test_vm_patches.py compares them file by file).
+    with tempfile.TemporaryDirectory(prefix="run-tests-results-") as result_dir:
+        results = Path(result_dir) / "_results.json"
+        t0 = time.monotonic()
+        p = subprocess.run([sys.executable, "run-tests.py", "-r", result_dir, *args, *which],
+                           cwd=tree / "tests", env=env, capture_output=True, text=True)
+        took = time.monotonic() - t0
+        failed = json.loads(results.read_text())["failed_tests"] if results.exists() else []
     verdicts = parse(p.stdout, dirs if not files else sorted({f.split("/")[0] for f in files}),
-                     json.loads(results.read_text())["failed_tests"] if results.exists() else [])
+                     failed)
     if not verdicts:
         raise SystemExit(f"run-tests.py printed no verdicts:\n{p.stdout}\n{p.stderr}")
     return verdicts, took
