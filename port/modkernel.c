@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The `kernel` module: the kernel's view of the machine for Python — memory map and
-// use, GC heap, interned strings, time, the loader's measured kernel digest, boot time and power, and the
-// REPL's idle hook.
+// use, GC heap, interned strings, time, the loader's measured kernel digest, boot time
+// and power, and the REPL's idle hook.
 #include <string.h>
 
 #include "py/gc.h"
