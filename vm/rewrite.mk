@@ -30,7 +30,9 @@ rewrite-suite: rewrite-oracle
 # Native promotion's emitter changes (vm/patches/0008 back-edge polls, 0009 small-int
 # fast paths) on the whole of MicroPython's suite: the unix port from the patched tree,
 # built with both on and both off, runs REWRITE_DIRS with every function compiled by
-# the native emitter (run-tests.py --emit native); the same tests must pass and fail.
+# the native emitter (run-tests.py --emit native), and the `on` build runs them again
+# with every function compiled as the optimiser's second tier (0021,
+# LOCIOS_NATIVE_TIER=1); the same tests must pass and fail in all three.
 #   make native-suite  -> $(BUILD)/host/native/suite.json
 NATIVE_ON_BUILD := $(abspath $(BUILD)/host/native/unix-on)
 NATIVE_OFF_BUILD := $(abspath $(BUILD)/host/native/unix-off)

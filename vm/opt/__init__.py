@@ -65,6 +65,9 @@ RECHECK_PASSES = 20
 # Native twins are compiled only for defs whose source uses none of these: they need
 # the class cell or the enclosing scope, which a def compiled on its own does not have.
 NATIVE_REFUSE = ("super", "__class__", "nonlocal")
+# A native function (@micropython.native) whose loops took this many back edges is hot:
+# the profiler's first hot event for bytecode is at 1024 calls + back edges.
+NATIVE_HOT = 1024
 # A generator function's calls are compared (and timed) over at most this many items.
 GEN_ITEMS = 100_000
 # How many swaps vm/opt/mod/rw_watch.c watches for new exception types at once.

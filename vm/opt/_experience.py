@@ -14,9 +14,6 @@ import hashlib
 import json
 import os
 
-import _prof
-import _rw
-
 import opt
 
 from . import _journal, _source
@@ -47,11 +44,11 @@ def key(fn):
     except (TypeError, ValueError):
         src = None
     if src is not None:
-        file = _prof.where(fn, 0)[1]
+        file = _source.where(fn)[0]
         data = ("%s\n%s\n%s" % (file, _journal.name(fn), src)).encode()
         k = "src:" + binascii.hexlify(hashlib.sha256(data).digest()[:12]).decode()
     else:
-        k = "bc:" + _journal.digest(_rw.code(fn))[:24]
+        k = "bc:" + _journal.code_digest(fn)[:24]
     _key_memo[id(fn)] = (fn, k)
     return k
 

@@ -11,7 +11,7 @@ import kernel
 import opt
 import vm
 
-from . import _values
+from . import _source, _values
 
 _MISSING = object()
 names_memo = {}  # id(fn) -> (fn, vm.names(fn))
@@ -30,9 +30,18 @@ def names(fn):
     # vm.names(fn), read once: the first read comes when fn is looked at as a candidate,
     # before any of its code (or its inner functions', which vm.names reads too and the
     # verifier cannot read once rewritten in place) is swapped. Raises as vm.names does.
+    # A native function's are those of its def compiled to bytecode: its def is the one
+    # that compiles to its very machine code (_source).
     got = names_memo.get(id(fn))
     if got is None or got[0] is not fn:
-        got = names_memo[id(fn)] = (fn, vm.names(fn))
+        if type(fn) is _source.NATIVE:
+            src = _source.def_source(fn)
+            if src is None:
+                raise ValueError("opt: no kept source text defines this native function")
+            got = (fn, vm.names(_source.compile_def(fn, src, False)))
+        else:
+            got = (fn, vm.names(fn))
+        names_memo[id(fn)] = got
     return got[1]
 
 
@@ -71,10 +80,29 @@ def recorded(fn):
 
 def activity(fn):
     # fn's profiled calls + loop iterations so far (0 when the profiler has no slot for it).
+    if _source.is_native_code(fn):
+        return native_activity(fn, _rw.native_heat())
     for f, calls, back, _hot in _prof.counters():
         if f is fn:
             return calls + back
     return 0
+
+
+def native_activity(fn, heat):
+    # The back edges counted in native function fn's machine code (_rw.native_heat()).
+    span = _rw.native_span(fn)
+    if span is None:
+        return 0
+    start, end = span[0], span[0] + span[1]
+    return sum(n for at, n in heat if start <= at < end)
+
+
+def misses(fn):
+    # The in-place rewrite guards' misses: native code has none.
+    try:
+        return _rw.misses(fn)
+    except TypeError:
+        return 0
 
 
 # ---- gate 1: verify ------------------------------------------------------------------

@@ -4,6 +4,8 @@
 import binascii
 import hashlib
 
+import _rw
+
 entries = []  # the journal; an entry's id is its index + 1
 sinks = []  # called with (entry, fn) after each entry is added (_experience saves it)
 _epoch = 0
@@ -11,6 +13,14 @@ _epoch = 0
 
 def digest(data):
     return binascii.hexlify(hashlib.sha256(data).digest()).decode()
+
+
+def code_digest(fn):
+    # The SHA-256 of fn's running code: its opcodes, or a native function's machine code.
+    try:
+        return digest(_rw.code(fn))
+    except TypeError:
+        return digest(_rw.machine_code(fn))
 
 
 def name(fn):

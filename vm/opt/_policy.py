@@ -11,7 +11,7 @@ import __main__
 import kernel
 import opt
 
-from . import _experience, _gates, _journal, _swap
+from . import _experience, _gates, _journal, _source, _swap
 
 done = {}  # id(bytecode owner fn) -> journal id of its last verdict
 _keys = {}  # key (bytes) -> fn
@@ -67,30 +67,69 @@ def _trusted(g):
 
 
 def _eligible(fn):
-    # Plain bytecode (and generator) functions on the heap, of trusted code, that delete
-    # no globals. The gates call them again: the globals they store are saved first,
-    # compared after the old and the new code ran, and put back (_gates).
-    if type(fn) not in _gates.PLAIN or id(fn) in done:
+    # Plain bytecode (and generator) functions on the heap, and native functions whose
+    # def is kept, of trusted code, that delete no globals. The gates call them again:
+    # the globals they store are saved first, compared after the old and the new code
+    # ran, and put back (_gates).
+    native = type(fn) is _source.NATIVE
+    if (type(fn) not in _gates.PLAIN and not native) or id(fn) in done:
         return False
     memo = _eligible_memo.get(id(fn))
-    if memo is not None:
+    if memo is not None and memo[0] is fn:
         return memo[1]
     try:
-        _rw.start(fn)
-        names = _gates.names(fn)
-        ok = _trusted(fn.__globals__) and not names[2]
+        if native:
+            # Its only candidate is a twin (native code has no bytecode to rewrite).
+            ok = (opt.native_promotion and _trusted(fn.__globals__)
+                  and _source.def_source(fn) is not None)
+        else:
+            _rw.start(fn)
+            ok = _trusted(fn.__globals__)
+        ok = ok and not _gates.names(fn)[2]
     except (ValueError, TypeError):
         ok = False
     _eligible_memo[id(fn)] = (fn, ok)
     return ok
 
 
+def _namespaces():
+    # The trusted namespaces: the console's, trust()ed ones, the modules'.
+    yield __main__.__dict__
+    yield from trusted_ns
+    for m in sys.modules.values():
+        d = getattr(m, "__dict__", None)
+        if d is not None:
+            yield d
+
+
+def _native_hot():
+    # [(activity, fn)] of native functions in trusted namespaces whose loops ran at least
+    # NATIVE_HOT back edges (the profiler sees no native code: _rw counts its back edges
+    # by where they are, vm/opt/mod/rw_native_glue.c).
+    heat = _rw.native_heat()
+    if sum(n for _a, n in heat) < opt.NATIVE_HOT:
+        return []
+    out = []
+    seen = set()
+    for ns in _namespaces():
+        for fn in ns.values():
+            if type(fn) is not _source.NATIVE or id(fn) in seen or id(fn) in done:
+                continue
+            seen.add(id(fn))
+            a = _gates.native_activity(fn, heat)
+            if a >= opt.NATIVE_HOT and _eligible(fn):
+                out.append((a, fn))
+    return out
+
+
 def hot(n=8):
-    """[(key, fn, activity)] of the hottest undecided functions the profiler reported."""
+    """[(key, fn, activity)] of the hottest undecided functions the profiler reported,
+    and of the native functions whose loops ran hot."""
     out = []
     for fn, calls, back, nhot in _prof.counters():
         if nhot and _eligible(fn):
             out.append((calls + back, fn))
+    out += _native_hot()
     out.sort(key=lambda t: -t[0])
     return [(key(fn), fn, a) for a, fn in out[:n]]
 
@@ -117,13 +156,13 @@ def attempt(fn, profile="trusted"):
         why = _experience.refusal(fn)
         if why is not None:
             return _decide(fn, _journal.add(fn, "rejected", "experience",
-                                            _journal.digest(_rw.code(fn)), None, [], None,
+                                            _journal.code_digest(fn), None, [], None,
                                             why, "any"))
         try:
             _rw.record(fn, opt.INPUTS)
         except ValueError as e:
             return _decide(fn, _journal.add(fn, "rejected", "equivalent",
-                                            _journal.digest(_rw.code(fn)), None, [], None,
+                                            _journal.code_digest(fn), None, [], None,
                                             str(e)))
         _recording, _rec_passes = fn, 0
         return None
@@ -136,7 +175,7 @@ def attempt(fn, profile="trusted"):
     _recording = None
     if not inputs:
         return _decide(fn, _journal.add(fn, "rejected", "equivalent",
-                                        _journal.digest(_rw.code(fn)), None, [], None,
+                                        _journal.code_digest(fn), None, [], None,
                                         "no replayable calls recorded"))
     return _decide(fn, _swap.gate(fn, profile, inputs))
 
@@ -183,12 +222,12 @@ def check():
         fn = s.fn
         if s.cand.kind != "rewrite":
             continue
-        misses = _rw.misses(fn) - s.misses
+        misses = _gates.misses(fn) - s.misses
         active = _gates.activity(fn) - s.activity
         if active < 0:
             # The profiler gave fn's slot to another function (or was reset): its counts
             # restarted from zero, so restart the comparison too.
-            s.activity, s.misses = _gates.activity(fn), _rw.misses(fn)
+            s.activity, s.misses = _gates.activity(fn), _gates.misses(fn)
             continue
         if misses > 64 and misses > max(opt.MISS_SHARE, 2 * s.gate_rate) * max(active, 1):
             why = "guards missed %d times in %d calls+iterations" % (misses, active)

@@ -7,12 +7,36 @@ import _rw
 from . import _journal
 
 
-def _def_lines(fn):
-    # (lines, index of fn's def line) in the source texts the lexer kept (_rw.sources(),
-    # newest first), then in fn's file: the last 'def name(' at or before the line of
-    # fn's first instruction, in a text of fn's file name. None when none has it.
-    name = _journal.name(fn)
-    _n, file, line, _op = _prof.where(fn, 0)
+def _native_type():
+    # The type of a @micropython.native function ("<twin>" keeps the text unkept).
+    ns = {}
+    exec(compile("@micropython.native\ndef f():\n    pass\n", "<twin>", "exec"), ns)
+    return type(ns["f"])
+
+
+NATIVE = _native_type()
+
+
+def is_native_code(fn):
+    # Whether fn is a native function, also while _rw records or promotes it (its type is
+    # then one of _rw's).
+    try:
+        _rw.native_file(fn)
+        return True
+    except TypeError:
+        return False
+
+
+def where(fn):
+    # (file, line of fn's first instruction). Native code has no line table: its def is
+    # looked for in the whole text it was compiled from (_native_def_lines).
+    if type(fn) is NATIVE:
+        return _rw.native_file(fn), 1 << 30
+    return _prof.where(fn, 0)[1:3]
+
+
+def _texts(file):
+    # (lines) of each text of this file name: the kept ones, newest first, then the file.
     for src_name, data in _rw.sources() + [(file, None)]:
         if src_name != file:
             continue
@@ -23,20 +47,59 @@ def _def_lines(fn):
                 with open(file, "rb") as f:
                     data = f.read()
             except (OSError, TypeError):
-                return None
-        try:
-            # (Paste mode hands the lexer "\r" line ends, as a terminal sends them.)
-            lines = data.decode().replace("\r\n", "\n").replace("\r", "\n").split("\n")
-        except UnicodeError:
-            continue
-        at = None
-        for i in range(min(line, len(lines))):
-            t = lines[i].lstrip()
-            if t.startswith("def " + name + "(") or t.startswith("def " + name + " ("):
-                at = i
-        if at is not None:
-            return lines, at
+                return
+        lines = _lines(data)
+        if lines is not None:
+            yield lines
+
+
+def _lines(data):
+    try:
+        # (Paste mode hands the lexer "\r" line ends, as a terminal sends them.)
+        return data.decode().replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    except UnicodeError:
+        return None
+
+
+def _defs(lines, name, line):
+    # Indexes of the 'def name(' lines at or before `line`, the last first.
+    out = []
+    for i in range(min(line, len(lines))):
+        t = lines[i].lstrip()
+        if t.startswith("def " + name + "(") or t.startswith("def " + name + " ("):
+            out.append(i)
+    out.reverse()
+    return out
+
+
+def _def_lines(fn):
+    # (lines, index of fn's def line) in the source texts the lexer kept (_rw.sources(),
+    # newest first), then in fn's file: the last 'def name(' at or before the line of
+    # fn's first instruction, in a text of fn's file name. None when none has it.
+    if type(fn) is NATIVE:
+        return _native_def_lines(fn)
+    name = _journal.name(fn)
+    file, line = where(fn)
+    for lines in _texts(file):
+        found = _defs(lines, name, line)
+        if found:
+            return lines, found[0]
     return None
+
+
+def _native_def_lines(fn):
+    # Native code keeps no line table, but the port noted which kept text each block of
+    # machine code was compiled from (vm/opt/mod/rw_exec.c, rw_source.c): fn's def is the
+    # one 'def name(' in that text. None when the text is no longer kept, or holds more
+    # than one def of that name (which one compiled to fn is then unknown).
+    kept = _rw.source_of(fn)
+    if kept is None or kept[0] != _rw.native_file(fn):
+        return None
+    lines = _lines(kept[1])
+    found = _defs(lines, _journal.name(fn), 1 << 30) if lines is not None else ()
+    if len(found) != 1:
+        return None
+    return lines, found[0]
 
 
 def _indent(ln):
@@ -48,7 +111,10 @@ def def_source(fn):
     found = _def_lines(fn)
     if found is None:
         return None
-    lines, at = found
+    return _cut(*found)
+
+
+def _cut(lines, at):
     head = lines[at]
     indent = _indent(head)
     out = [head[indent:]]
@@ -83,10 +149,17 @@ def nested(fn):
     return False
 
 
-def compile_def(fn, src, native):
+def compile_def(fn, src, native, tier=True):
     # The function a def compiles to in a copy of fn's globals (so fn's namespace is not
-    # touched); "<twin>" keeps the text out of _rw.sources().
+    # touched); "<twin>" keeps the text out of _rw.sources(). A native twin is compiled
+    # by the second tier (direct calls, vm/patches/0021) unless tier is False (what the
+    # stock emitter makes of the def, to compare with a native original).
     scratch = dict(fn.__globals__)
     text = ("@micropython.native\n" + src) if native else src
-    exec(compile(text, "<twin>", "exec"), scratch)
+    was = _rw.tier(native and tier)  # the emitter runs in compile()
+    try:
+        code = compile(text, "<twin>", "exec")
+    finally:
+        _rw.tier(was)
+    exec(code, scratch)
     return scratch[_journal.name(fn)]

@@ -52,7 +52,7 @@ class Swap:
         self.new = cand.new                 # ... of the candidate's (machine code for a twin)
         self.cand = cand
         self.activity = _gates.activity(fn)  # its calls + loop iterations at the swap,
-        self.misses = _rw.misses(fn)         # and its guards' misses
+        self.misses = _gates.misses(fn)      # and its guards' misses
         self.gate_rate = gate_rate          # misses per unit of activity while measured
         self.inputs = inputs                # the calls it was gated on, to measure again
         self.passes = 0                     # check() passes since last measured
@@ -63,7 +63,7 @@ def native_candidate(fn, profile):
     # compiled to bytecode, must pass the verifier under fn's profile and use exactly
     # fn's global names, so the twin is fn's code and holds no other capability. Its
     # loops poll (vm/patches/0008) like the bytecode's jumps.
-    if type(fn) not in _gates.PLAIN:
+    if type(fn) not in _gates.PLAIN and type(fn) is not _source.NATIVE:
         return None, ("source", "not a plain function (a closure, or a method using super())")
     try:
         src = _source.def_source(fn)
@@ -112,7 +112,10 @@ def _candidate(fn, old, profile, kind):
 
 def _kinds(fn):
     # The candidate kinds to gate, in order: the one an earlier boot swapped in first
-    # (_experience), so that when it passes again the other is not gated at all.
+    # (_experience), so that when it passes again the other is not gated at all. A native
+    # function has one: its twin from the second tier.
+    if type(fn) is _source.NATIVE:
+        return ["native"], None
     kinds = ["rewrite", "native"] if opt.native_promotion else ["rewrite"]
     h = _experience.hint(fn)
     first = h and h["swapped"]
@@ -130,7 +133,7 @@ def gate(fn, profile, inputs):
     # Every candidate (the in-place rewrite, the native twin) goes through the gates on
     # its own; of those that pass, the fastest is swapped in and the others are journaled
     # as rejected. Returns the swap's entry, else the last rejection.
-    old = _journal.digest(_rw.code(fn))
+    old = _journal.code_digest(fn)
     if inputs is None:
         inputs = _gates.recorded(fn)
     inputs = [a for a in inputs if _values.clone(a) is not None]
@@ -154,13 +157,13 @@ def gate(fn, profile, inputs):
         if why:
             last = _reject(fn, cand, old, "equivalent", None, why)
             continue
-        m0, a0 = _rw.misses(fn), _gates.activity(fn)
+        m0, a0 = _gates.misses(fn), _gates.activity(fn)
         why, ratio = _gates.faster(fn, cand, inputs)
         # The guards' miss rate on the recorded calls: a swap is rolled back only if its
         # guards later miss clearly more often than they did when it measured faster.
         # Old and new code ran the same calls and loop iterations (gate 2), so the new
         # code's share of the activity is half of it.
-        gate_rate = (_rw.misses(fn) - m0) / max((_gates.activity(fn) - a0) / 2, 1)
+        gate_rate = (_gates.misses(fn) - m0) / max((_gates.activity(fn) - a0) / 2, 1)
         if why:
             last = _reject(fn, cand, old, "faster", ratio and round(1 / ratio, 4), why)
             continue
@@ -196,7 +199,7 @@ def rollback(swap_id, reason="console"):
     fn, cand = s.fn, s.cand
     _rw.unwatch(fn)
     cand.undo()
-    got = _journal.digest(_rw.code(fn))
+    got = _journal.code_digest(fn)
     verdict = "rolled back" if got == s.old else "rollback digest mismatch"
     return _journal.add(fn, verdict, None, s.new, got, cand.edits, None, reason, cand.kind)
 

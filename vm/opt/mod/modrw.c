@@ -2,16 +2,19 @@
 // `_rw`: the optimiser's C interface (vm/opt/README.md). The rewriter on live functions
 // (vm/rewrite): plan(fn, kinds), apply(fn, edits), code(fn), start(fn), undo(fn),
 // misses(fn), misses_reset(), aggressive(flag), stats(); call recording: record/recorded;
-// native promotion: promote/demote/twin/sources/machine_code; watch/unwatch/raised.
+// native promotion: promote/demote/twin/sources/machine_code; native code's heat and
+// the second tier: native_heat/native_span/native_file/tier; watch/unwatch/raised.
 #include <string.h>
 
 #include "py/bc.h"
 #include "py/gc.h"
+#include "py/nativeglue.h"
 #include "py/objfun.h"
 #include "py/runtime.h"
 
 #include "rw_aggr.h"
 #include "rw_exec.h"
+#include "rw_native_heat.h"
 #include "rw_plan.h"
 #include "rw_promote.h"
 #include "rw_record.h"
@@ -216,17 +219,33 @@ static MP_DEFINE_CONST_FUN_OBJ_1(rw_start_obj, rw_start_fn);
 
 // _rw.record(fn, n): record the positional arguments of fn's next n calls (n = 0 stops);
 // _rw.recorded(fn) -> [(args...), ...] so far. One function at a time.
+// A native function (@micropython.native), also while the optimiser has changed its type.
+static bool is_native(mp_obj_t fn) {
+    return mp_obj_is_exact_type(fn, &mp_type_fun_native) ||
+           mp_obj_is_exact_type(fn, &rw_type_native_recorded) ||
+           mp_obj_is_exact_type(fn, &rw_type_native_promoted);
+}
+
 static mp_obj_t rw_record_fn(mp_obj_t fn, mp_obj_t n_in) {
     mp_int_t n = mp_obj_get_int(n_in);
     if (n < 0 || n > 1024) {
         mp_raise_ValueError(MP_ERROR_TEXT("_rw.record: n must be 0..1024"));
     }
-    rw_record_start(get_fun(fn)->bytecode, (size_t)n);
+    if (mp_obj_is_exact_type(fn, &mp_type_fun_native) ||
+        mp_obj_is_exact_type(fn, &rw_type_native_recorded)) {
+        rw_record_start_native(fn, (size_t)n);
+    } else {
+        const uint8_t *bc = get_fun(fn)->bytecode;
+        rw_record_start(bc, bc, (size_t)n);
+    }
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(rw_record_obj, rw_record_fn);
 
 static mp_obj_t rw_recorded_fn(mp_obj_t fn) {
+    if (is_native(fn)) {
+        return rw_record_calls(((mp_obj_fun_bc_t *)MP_OBJ_TO_PTR(fn))->bytecode);
+    }
     return rw_record_calls(get_fun(fn)->bytecode);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(rw_recorded_obj, rw_recorded_fn);
@@ -284,8 +303,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(rw_twin_obj, rw_twin);
 static MP_DEFINE_CONST_FUN_OBJ_0(rw_sources_obj, rw_src_list);
 
 static mp_obj_t rw_machine_code_fn(mp_obj_t twin) {
-    if (!mp_obj_is_exact_type(twin, &mp_type_fun_native) &&
-        !mp_obj_is_exact_type(twin, &mp_type_native_gen_wrap)) {
+    if (!is_native(twin) && !mp_obj_is_exact_type(twin, &mp_type_native_gen_wrap)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_rw: not a native function"));
     }
     size_t len;
@@ -296,6 +314,74 @@ static mp_obj_t rw_machine_code_fn(mp_obj_t twin) {
     return mp_obj_new_bytes(at, len);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(rw_machine_code_obj, rw_machine_code_fn);
+
+// The heat of native code (rw_native_glue.c): native_heat() -> [(address, back edges)]
+// of the back-edge sites counted, native_heat(True) empties the table after reading;
+// native_span(fn) -> (start, length) of native function fn's machine code, or None when
+// its block is no longer among those remembered (rw_exec.c); native_file(fn) -> the file
+// name it was compiled from; source_of(fn) -> the kept text it was compiled from.
+static mp_obj_t rw_native_heat_fn(size_t n_args, const mp_obj_t *args) {
+    mp_obj_t out = mp_obj_new_list(0, NULL);
+    for (size_t i = 0; i < RW_HEAT_SLOTS; i++) {
+        if (rw_native_heat[i].at != 0 && rw_native_heat[i].n != 0) {
+            mp_obj_t pair[2] = { mp_obj_new_int_from_uint(rw_native_heat[i].at),
+                                 mp_obj_new_int_from_ull(rw_native_heat[i].n) };
+            mp_obj_list_append(out, mp_obj_new_tuple(2, pair));
+        }
+    }
+    if (n_args > 0 && mp_obj_is_true(args[0])) {
+        rw_native_heat_reset();
+    }
+    return out;
+}
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(rw_native_heat_obj, 0, 1, rw_native_heat_fn);
+
+static const mp_obj_fun_bc_t *native_fun(mp_obj_t fn) {
+    if (!is_native(fn)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("_rw: not a native function"));
+    }
+    return MP_OBJ_TO_PTR(fn);
+}
+
+static mp_obj_t rw_native_span_fn(mp_obj_t fn) {
+    size_t len;
+    const void *at = rw_exec_block(native_fun(fn)->bytecode, &len);
+    if (at == NULL) {
+        return mp_const_none;
+    }
+    mp_obj_t pair[2] = { mp_obj_new_int_from_uint((uintptr_t)at), mp_obj_new_int_from_uint(len) };
+    return mp_obj_new_tuple(2, pair);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_native_span_obj, rw_native_span_fn);
+
+static mp_obj_t rw_native_file_fn(mp_obj_t fn) {
+    return MP_OBJ_NEW_QSTR(native_fun(fn)->context->constants.qstr_table[0]);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_native_file_obj, rw_native_file_fn);
+
+// source_of(fn) -> (name, bytes) of the kept text native function fn was compiled from,
+// or None (not kept, or no longer).
+static mp_obj_t rw_source_of_fn(mp_obj_t fn) {
+    size_t len;
+    uint32_t src = 0;
+    if (rw_exec_block_src(native_fun(fn)->bytecode, &len, &src) == NULL) {
+        return mp_const_none;
+    }
+    return rw_src_by_serial(src);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_source_of_obj, rw_source_of_fn);
+
+// tier(flag): compile with direct calls (vm/patches/0021) while set: the optimiser sets
+// it around compiling a twin, and clears it in a finally. Returns the previous setting.
+static mp_obj_t rw_tier_fn(mp_obj_t flag) {
+    bool was = mp_native_direct_calls;
+    if (mp_obj_is_true(flag)) {
+        rw_native_tier_init();
+    }
+    mp_native_direct_calls = mp_obj_is_true(flag);
+    return mp_obj_new_bool(was);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_tier_obj, rw_tier_fn);
 
 // watch(fn, types): note the first exception type not in `types` escaping a call of fn
 // (rw_watch.c); False when the table is full. unwatch(fn). raised(fn): that type, or None.
@@ -331,6 +417,11 @@ static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_twin), MP_ROM_PTR(&rw_twin_obj) },
     { MP_ROM_QSTR(MP_QSTR_sources), MP_ROM_PTR(&rw_sources_obj) },
     { MP_ROM_QSTR(MP_QSTR_machine_code), MP_ROM_PTR(&rw_machine_code_obj) },
+    { MP_ROM_QSTR(MP_QSTR_native_heat), MP_ROM_PTR(&rw_native_heat_obj) },
+    { MP_ROM_QSTR(MP_QSTR_native_span), MP_ROM_PTR(&rw_native_span_obj) },
+    { MP_ROM_QSTR(MP_QSTR_native_file), MP_ROM_PTR(&rw_native_file_obj) },
+    { MP_ROM_QSTR(MP_QSTR_source_of), MP_ROM_PTR(&rw_source_of_obj) },
+    { MP_ROM_QSTR(MP_QSTR_tier), MP_ROM_PTR(&rw_tier_obj) },
     { MP_ROM_QSTR(MP_QSTR_watch), MP_ROM_PTR(&rw_watch_obj) },
     { MP_ROM_QSTR(MP_QSTR_unwatch), MP_ROM_PTR(&rw_unwatch_obj) },
     { MP_ROM_QSTR(MP_QSTR_raised), MP_ROM_PTR(&rw_raised_obj) },

@@ -74,7 +74,7 @@ static void table_remove(mp_obj_t fn) {
     rw_promoted_n--;
 }
 
-static mp_obj_t promoted_call(mp_obj_t self_in, size_t n_args, size_t n_kw, const mp_obj_t *args) {
+mp_obj_t rw_promoted_call(mp_obj_t self_in, size_t n_args, size_t n_kw, const mp_obj_t *args) {
     mp_obj_t twin = twin_of(self_in);
     mp_cstack_check();
     mp_call_fun_t code = mp_obj_fun_native_get_function_start(MP_OBJ_TO_PTR(twin));
@@ -102,7 +102,7 @@ static void promoted_print(const mp_print_t *print, mp_obj_t o_in, mp_print_kind
 // with the bytecode function's attributes (__name__, __globals__ read the unchanged
 // bytecode and context).
 MP_DEFINE_CONST_OBJ_TYPE(rw_type_fun_promoted, MP_QSTR_function, MP_TYPE_FLAG_BINDS_SELF, print,
-                         promoted_print, attr, mp_obj_fun_bc_attr, call, promoted_call);
+                         promoted_print, attr, mp_obj_fun_bc_attr, call, rw_promoted_call);
 
 // A generator function's twin is a native generator function: calling it makes a native
 // generator instance.
@@ -115,9 +115,43 @@ static mp_obj_t promoted_gen_call(mp_obj_t self_in, size_t n_args, size_t n_kw,
 MP_DEFINE_CONST_OBJ_TYPE(rw_type_gen_promoted, MP_QSTR_generator, MP_TYPE_FLAG_BINDS_SELF, attr,
                          mp_obj_fun_bc_attr, call, promoted_gen_call);
 
+// The attributes of a native function whose type the optimiser changed (promoted, or
+// recorded: rw_record.c). mp_obj_fun_get_name finds a native function's name in its
+// prelude only for mp_type_fun_native itself, so __name__ is read here.
+void rw_native_fun_attr(mp_obj_t self_in, qstr attr, mp_obj_t *dest) {
+    if (dest[0] == MP_OBJ_NULL && attr == MP_QSTR___name__) {
+        mp_obj_fun_bc_t *f = MP_OBJ_TO_PTR(self_in);
+        const byte *ip = mp_obj_fun_native_get_prelude_ptr(f);
+        MP_BC_PRELUDE_SIG_DECODE(ip);
+        MP_BC_PRELUDE_SIZE_DECODE(ip);
+        (void)n_state, (void)n_exc_stack, (void)scope_flags, (void)n_pos_args;
+        (void)n_kwonly_args, (void)n_def_pos_args, (void)n_info, (void)n_cell;
+        mp_uint_t name = mp_decode_uint_value(ip);
+#if MICROPY_EMIT_BYTECODE_USES_QSTR_TABLE
+        name = f->context->constants.qstr_table[name];
+#endif
+        dest[0] = MP_OBJ_NEW_QSTR(name);
+        return;
+    }
+    mp_obj_fun_bc_attr(self_in, attr, dest);
+}
+
+void rw_native_fun_print(const mp_print_t *print, mp_obj_t o_in, mp_print_kind_t kind) {
+    mp_obj_t name[2] = { MP_OBJ_NULL, MP_OBJ_NULL };
+    rw_native_fun_attr(o_in, MP_QSTR___name__, name);
+    (void)kind;
+    mp_printf(print, "<function %q at 0x%p>", MP_OBJ_QSTR_VALUE(name[0]), MP_OBJ_TO_PTR(o_in));
+}
+
+// A promoted native function (a @micropython.native def whose twin is compiled by the
+// optimiser's second tier): demoting it gives back mp_type_fun_native.
+MP_DEFINE_CONST_OBJ_TYPE(rw_type_native_promoted, MP_QSTR_function, MP_TYPE_FLAG_BINDS_SELF, print,
+                         rw_native_fun_print, attr, rw_native_fun_attr, call, rw_promoted_call);
+
 static bool is_promoted(mp_obj_t fn) {
     return mp_obj_is_exact_type(fn, &rw_type_fun_promoted) ||
-           mp_obj_is_exact_type(fn, &rw_type_gen_promoted);
+           mp_obj_is_exact_type(fn, &rw_type_gen_promoted) ||
+           mp_obj_is_exact_type(fn, &rw_type_native_promoted);
 }
 
 typedef struct {
@@ -139,8 +173,9 @@ void rw_promote(mp_obj_t fn, mp_obj_t twin) {
     // A bytecode function with a native function twin, or a bytecode generator function
     // with a native generator function twin.
     bool gen = mp_obj_is_exact_type(fn, &mp_type_gen_wrap);
-    if (!gen && !mp_obj_is_exact_type(fn, &mp_type_fun_bc)) {
-        mp_raise_TypeError(MP_ERROR_TEXT("_rw: promote needs a plain bytecode function"));
+    bool native = mp_obj_is_exact_type(fn, &mp_type_fun_native);
+    if (!gen && !native && !mp_obj_is_exact_type(fn, &mp_type_fun_bc)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("_rw: promote needs a plain bytecode or native function"));
     }
     if (!mp_obj_is_exact_type(twin, gen ? &mp_type_native_gen_wrap : &mp_type_fun_native)) {
         mp_raise_TypeError(MP_ERROR_TEXT("_rw: the twin must be native code of the same kind"));
@@ -150,7 +185,7 @@ void rw_promote(mp_obj_t fn, mp_obj_t twin) {
     if (is_promoted(fn)) {
         mp_raise_ValueError(MP_ERROR_TEXT("_rw: already promoted"));
     }
-    rw_sig_t a = sig_of(f->bytecode);
+    rw_sig_t a = sig_of(native ? mp_obj_fun_native_get_prelude_ptr(f) : f->bytecode);
     rw_sig_t b = sig_of(mp_obj_fun_native_get_prelude_ptr(g));
     if ((a.scope_flags & RW_SIG_FLAGS) != (b.scope_flags & RW_SIG_FLAGS) ||
         a.n_pos_args != b.n_pos_args || a.n_kwonly_args != b.n_kwonly_args ||
@@ -170,7 +205,9 @@ void rw_promote(mp_obj_t fn, mp_obj_t twin) {
     memcpy(g->extra_args, f->extra_args, n_extra * sizeof(mp_obj_t));
     ((mp_module_context_t *)g->context)->module.globals = f->context->module.globals;
     table_put(fn, twin);
-    f->base.type = gen ? &rw_type_gen_promoted : &rw_type_fun_promoted;
+    f->base.type = gen      ? &rw_type_gen_promoted
+                   : native ? &rw_type_native_promoted
+                            : &rw_type_fun_promoted;
 }
 
 mp_obj_t rw_demote(mp_obj_t fn) {
@@ -179,7 +216,9 @@ mp_obj_t rw_demote(mp_obj_t fn) {
     }
     mp_obj_t twin = twin_of(fn);
     mp_obj_fun_bc_t *f = MP_OBJ_TO_PTR(fn);
-    f->base.type = f->base.type == &rw_type_gen_promoted ? &mp_type_gen_wrap : &mp_type_fun_bc;
+    f->base.type = f->base.type == &rw_type_gen_promoted      ? &mp_type_gen_wrap
+                   : f->base.type == &rw_type_native_promoted ? &mp_type_fun_native
+                                                              : &mp_type_fun_bc;
     table_remove(fn);
     return twin;
 }

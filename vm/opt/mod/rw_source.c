@@ -14,6 +14,13 @@
 #define RW_SRC_MAX  (256 * 1024)
 MP_REGISTER_ROOT_POINTER(mp_obj_t rw_src_ring[8]);
 static size_t rw_src_next;
+// Each kept text's serial number (1, 2, ...; 0 = none), and the serial of the text the
+// lexer was last given, 0 when it was not kept: the emitter commits a text's native code
+// while compiling it, right after its lexer was made, so rw_exec.c notes with each block
+// the text it came from.
+static uint32_t rw_src_serial[8];
+static uint32_t rw_src_serials;
+uint32_t rw_src_current;
 
 static bool defines_a_function(const char *s, size_t len) {
     for (size_t i = 0; i + 4 <= len; i++) {
@@ -26,6 +33,7 @@ static bool defines_a_function(const char *s, size_t len) {
 }
 
 void rw_src_keep(size_t name, const char *str, size_t len) {
+    rw_src_current = 0;
     // "<twin>" is the optimiser compiling a twin: keeping that would push out the
     // sources it came from.
     if (strcmp(qstr_str(name), "<twin>") == 0 || len > RW_SRC_MAX ||
@@ -45,6 +53,7 @@ void rw_src_keep(size_t name, const char *str, size_t len) {
     if (nlr_push(&nlr) == 0) {
         mp_obj_t item[2] = { MP_OBJ_NEW_QSTR(name), mp_obj_new_bytes((const byte *)str, len) };
         MP_STATE_VM(rw_src_ring)[rw_src_next] = mp_obj_new_tuple(2, item);
+        rw_src_serial[rw_src_next] = rw_src_current = ++rw_src_serials;
         rw_src_next = (rw_src_next + 1) % RW_SRC_KEEP;
         nlr_pop();
     }
@@ -61,8 +70,19 @@ mp_obj_t rw_src_list(void) {
     return out;
 }
 
+mp_obj_t rw_src_by_serial(uint32_t serial) {
+    for (size_t i = 0; i < RW_SRC_KEEP && serial != 0; i++) {
+        if (rw_src_serial[i] == serial && MP_STATE_VM(rw_src_ring)[i] != MP_OBJ_NULL) {
+            return MP_STATE_VM(rw_src_ring)[i];
+        }
+    }
+    return mp_const_none;
+}
+
 // Soft reset: the kept texts were on the old heap.
 void rw_src_deinit(void) {
     memset(MP_STATE_VM(rw_src_ring), 0, sizeof(MP_STATE_VM(rw_src_ring)));
+    memset(rw_src_serial, 0, sizeof(rw_src_serial));
     rw_src_next = 0;
+    rw_src_current = 0;
 }

@@ -8,5 +8,9 @@
 
 // [(source name, bytes)] of the kept source texts, newest first.
 mp_obj_t rw_src_list(void);
+// The serial number of the text the lexer was last given (0: not kept).
+extern uint32_t rw_src_current;
+// The kept (source name, bytes) with this serial number, or None.
+mp_obj_t rw_src_by_serial(uint32_t serial);
 
 #endif

@@ -2,9 +2,11 @@
 """MicroPython's own tests with every function compiled by the native emitter
 (run-tests.py --emit native) on two unix ports from the patched tree: one with native
 promotion's emitter changes on (back-edge polls, vm/patches/0008; small-int fast paths,
-call-site caches and unbound-local checks, 0009), one with them off. Every test must get
-the same verdict from both, and the `on` build must also pass the unbound-local tests
-run-tests.py skips for native code (make native-suite).
+call-site caches and unbound-local checks, 0009), one with them off; and the `on` build
+again compiling everything as the optimiser's second tier compiles twins (direct calls
+and iteration, 0021). Every test must get the same verdict from all three, and the `on`
+build must also pass the unbound-local tests run-tests.py skips for native code (make
+native-suite).
 
     native_suite.py --on BIN --off BIN --tree PATCHED_TREE --dirs basics,... --out JSON
 """
@@ -38,10 +40,16 @@ def unbound_checks(binary: Path, tree: Path) -> dict[str, bool]:
     return out
 
 
-def run(binary: Path, tree: Path, dirs: list[str],
-        files: list[str] | None = None) -> tuple[dict[str, str], float]:
+# The builds' runs: `tier` is the `on` build compiling all native code as the optimiser's
+# second tier compiles its twins (direct calls and iteration, vm/patches/0021).
+RUNS = ("off", "on", "tier")
+TIER_ENV = {"LOCIOS_NATIVE_TIER": "1"}
+
+
+def run(binary: Path, tree: Path, dirs: list[str], files: list[str] | None = None,
+        env: dict[str, str] | None = None) -> tuple[dict[str, str], float]:
     """Verdicts of the tests in dirs (or just files, one at a time), all native."""
-    return run_tests(binary, tree, dirs, files, ("--emit", "native"))
+    return run_tests(binary, tree, dirs, files, ("--emit", "native"), env)
 
 
 def main() -> int:
@@ -54,31 +62,36 @@ def main() -> int:
     args = ap.parse_args()
     dirs = args.dirs.split(",")
     report: dict = {"dirs": dirs}
-    for name, binary in (("off", args.off), ("on", args.on)):
+    how = {"off": (args.off, None), "on": (args.on, None), "tier": (args.on, TIER_ENV)}
+    for name in RUNS:
+        binary, env = how[name]
         print(f"native-suite: {name}: run-tests.py --emit native -d {' '.join(dirs)}",
               flush=True)
-        verdicts, took = run(binary, args.tree, dirs)
+        verdicts, took = run(binary, args.tree, dirs, env=env)
         report[name] = {"verdicts": verdicts, "seconds": round(took, 1),
                         "counts": dict(Counter(verdicts.values()))}
         print(f"native-suite: {name}: {report[name]['counts']} in {took:.0f} s", flush=True)
-    off, on = report["off"]["verdicts"], report["on"]["verdicts"]
+    got = {name: report[name]["verdicts"] for name in RUNS}
+    every = set().union(*got.values())
     # run-tests.py's parallel workers sometimes interleave their output so that a verdict
     # line is lost (as in suite.py): such a test is run again alone on the build that lost it.
-    for verdicts, name, binary in ((off, "off", args.off), (on, "on", args.on)):
-        if lost := sorted((set(off) | set(on)) - set(verdicts)):
+    for name in RUNS:
+        if lost := sorted(every - set(got[name])):
             print(f"native-suite: {name}: no verdict printed for {lost}; running them alone")
-            verdicts.update(run(binary, args.tree, dirs, lost)[0])
-            report[name]["counts"] = dict(Counter(verdicts.values()))
-    differ = sorted(t for t in set(off) | set(on) if off.get(t) != on.get(t))
-    report["differ"] = {t: [off.get(t), on.get(t)] for t in differ}
+            got[name].update(run(how[name][0], args.tree, dirs, lost, how[name][1])[0])
+            report[name]["counts"] = dict(Counter(got[name].values()))
+    off = got["off"]
+    differ = sorted(t for t in every if any(got[n].get(t) != off.get(t) for n in RUNS))
+    report["differ"] = {t: [got[n].get(t) for n in RUNS] for t in differ}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, sort_keys=True))
     report["unbound"] = unbound_checks(args.on, args.tree)
     args.out.write_text(json.dumps(report, indent=1, sort_keys=True))
     for t in differ:
-        print(f"native-suite: DIFFERS {t}: off {off.get(t)}, on {on.get(t)}")
-    print(f"native-suite: {len(differ)} of {len(set(off) | set(on))} tests differ "
-          f"({args.out})")
+        print(f"native-suite: DIFFERS {t}: "
+              + ", ".join(f"{n} {got[n].get(t)}" for n in RUNS))
+    print(f"native-suite: {len(differ)} of {len(every)} tests differ between "
+          f"{', '.join(RUNS)} ({args.out})")
     wrong = [t for t, ok in report["unbound"].items() if not ok]
     print(f"native-suite: on, unbound locals: {len(UNBOUND_TESTS) - len(wrong)} of "
           f"{len(UNBOUND_TESTS)} print what CPython prints"

@@ -2,11 +2,22 @@
 // Unix oracle only: LOCIOS_RW_AGGRESSIVE=1 in the environment turns aggressive mode on
 // before main, so every function of a test is rewritten at its first call; with
 // LOCIOS_RW_STATS=<file>, the counters are appended to that file at exit (one line).
+// LOCIOS_NATIVE_TIER=1 compiles all native code as the optimiser's second tier compiles
+// its twins (direct calls and iteration, vm/patches/0021; make native-suite).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "rw_aggr.h"
+#include "rw_native_heat.h"
+
+__attribute__((constructor)) static void rw_unix_tier_from_env(void) {
+    const char *v = getenv("LOCIOS_NATIVE_TIER");
+    if (v != NULL && strcmp(v, "1") == 0) {
+        rw_native_tier_init();
+        mp_native_direct_calls = true;
+    }
+}
 
 __attribute__((constructor)) static void rw_unix_aggressive_from_env(void) {
     const char *v = getenv("LOCIOS_RW_AGGRESSIVE");
