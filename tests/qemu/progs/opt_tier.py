@@ -39,7 +39,10 @@ def nat_call(r):
 @micropython.native
 def calls(x):
     # Every kind of callee a twin's direct call meets, and the errors they raise.
-    out = [vadd(x, 2), nsq(x), bsq(x), Box(x).get(), Box(x).get(k=3), len([x]), max(x, 7)]
+    b = Box(x)
+    m = b.get
+    out = [vadd(x, 2), nsq(x), bsq(x), b.get(), b.get(k=3), m(2), Box.get(b, 4), len([x]),
+           max(x, 7), 'ab'.upper(), [x].index(x), b.__class__.__name__]
     try:
         vadd(x)
     except TypeError as e:

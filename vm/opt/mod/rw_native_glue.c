@@ -100,9 +100,8 @@ static inline void stack_check(void) {
 // call slot makes (the C stack check; the callee's prologue checks the arguments), but
 // without the generic protocol's steps: the fun-table wrapper, mp_call_function_n_kw,
 // the type's slot lookup. Anything else takes the generic call.
-mp_obj_t mp_native_call_direct(mp_obj_t fun_in, size_t n_args_kw, const mp_obj_t *args) {
-    size_t n_args = n_args_kw & 0xff;
-    size_t n_kw = (n_args_kw >> 8) & 0xff;
+static inline mp_obj_t call_direct(mp_obj_t fun_in, size_t n_args, size_t n_kw,
+                                   const mp_obj_t *args) {
     if (mp_obj_is_obj(fun_in)) {
         mp_obj_fun_bc_t *f = MP_OBJ_TO_PTR(fun_in);
         const mp_obj_type_t *t = f->base.type;
@@ -121,6 +120,18 @@ mp_obj_t mp_native_call_direct(mp_obj_t fun_in, size_t n_args_kw, const mp_obj_t
         }
     }
     return mp_call_function_n_kw(fun_in, n_args, n_kw, args);
+}
+
+mp_obj_t mp_native_call_direct(mp_obj_t fun_in, size_t n_args_kw, const mp_obj_t *args) {
+    return call_direct(fun_in, n_args_kw & 0xff, (n_args_kw >> 8) & 0xff, args);
+}
+
+// obj.name(...) from a twin: args holds the function and self as mp_load_method left
+// them (self MP_OBJ_NULL when the function is not bound to one), as mp_call_method_n_kw
+// reads them.
+mp_obj_t mp_native_call_method_direct(size_t n_args, size_t n_kw, const mp_obj_t *args) {
+    size_t adjust = args[1] == MP_OBJ_NULL ? 0 : 1;
+    return call_direct(args[0], n_args + adjust, n_kw, args + 2 - adjust);
 }
 
 // py/objrange.c's range and its iterator, restated (1.25.0). The iterator's type is
