@@ -23,6 +23,7 @@ trusted_ns = []  # namespaces trust() added (e.g. a benchmark's exec() globals)
 _unslotted = [0]
 _auto = False
 _last_pass = [0]
+_native_walk = [0, []]  # back edges counted at the last walk for hot native code, its finds
 
 
 # ---- what to work on ---------------------------------------------------------------------
@@ -105,10 +106,14 @@ def _namespaces():
 def _native_hot():
     # [(activity, fn)] of native functions in trusted namespaces whose loops ran at least
     # NATIVE_HOT back edges (the profiler sees no native code: _rw counts its back edges
-    # by where they are, vm/opt/mod/rw_native_glue.c).
+    # by where they are, vm/opt/mod/rw_native_glue.c). The namespaces are walked again
+    # only once NATIVE_HOT more back edges were counted since the last walk.
     heat = _rw.native_heat()
-    if sum(n for _a, n in heat) < opt.NATIVE_HOT:
+    total = sum(n for _a, n in heat)
+    if total < opt.NATIVE_HOT:
         return []
+    if _native_walk[0] <= total < _native_walk[0] + opt.NATIVE_HOT:
+        return [(a, fn) for a, fn in _native_walk[1] if id(fn) not in done]
     out = []
     seen = set()
     for ns in _namespaces():
@@ -119,6 +124,7 @@ def _native_hot():
             a = _gates.native_activity(fn, heat)
             if a >= opt.NATIVE_HOT and _eligible(fn):
                 out.append((a, fn))
+    _native_walk[0], _native_walk[1] = total, out
     return out
 
 
@@ -261,6 +267,7 @@ def forget(namespace):
     for memo in (_eligible_memo, _gates.names_memo):
         for k in [k for k, v in memo.items() if v[0].__globals__ is namespace]:
             del memo[k]
+    _native_walk[:] = [0, []]  # it may hold the namespace's functions
     return out
 
 
