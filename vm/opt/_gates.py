@@ -30,8 +30,8 @@ def names(fn):
     # vm.names(fn), read once: the first read comes when fn is looked at as a candidate,
     # before any of its code (or its inner functions', which vm.names reads too and the
     # verifier cannot read once rewritten in place) is swapped. Raises as vm.names does.
-    # A native function's are those of its def compiled to bytecode: its def is the one
-    # that compiles to its very machine code (_source).
+    # A native function's are those of its def compiled to bytecode: the def in the kept
+    # text its machine code was compiled from (_source).
     got = names_memo.get(id(fn))
     if got is None or got[0] is not fn:
         if type(fn) is _source.NATIVE:

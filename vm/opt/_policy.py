@@ -59,12 +59,17 @@ def trusted(fn):
 
 
 def _trusted(g):
-    if g is __main__.__dict__ or any(g is t for t in trusted_ns):
-        return True
+    return any(g is ns for ns in _namespaces())
+
+
+def _namespaces():
+    # The trusted namespaces: the console's, trust()ed ones, the modules'.
+    yield __main__.__dict__
+    yield from trusted_ns
     for m in sys.modules.values():
-        if g is getattr(m, "__dict__", None):
-            return True
-    return False
+        d = getattr(m, "__dict__", None)
+        if d is not None:
+            yield d
 
 
 def _eligible(fn):
@@ -91,16 +96,6 @@ def _eligible(fn):
         ok = False
     _eligible_memo[id(fn)] = (fn, ok)
     return ok
-
-
-def _namespaces():
-    # The trusted namespaces: the console's, trust()ed ones, the modules'.
-    yield __main__.__dict__
-    yield from trusted_ns
-    for m in sys.modules.values():
-        d = getattr(m, "__dict__", None)
-        if d is not None:
-            yield d
 
 
 def _native_hot():

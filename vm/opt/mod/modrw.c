@@ -217,14 +217,15 @@ static mp_obj_t rw_start_fn(mp_obj_t fn) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(rw_start_obj, rw_start_fn);
 
-// _rw.record(fn, n): record the positional arguments of fn's next n calls (n = 0 stops);
-// _rw.recorded(fn) -> [(args...), ...] so far. One function at a time.
 // A native function (@micropython.native), also while the optimiser has changed its type.
 static bool is_native(mp_obj_t fn) {
     return mp_obj_is_exact_type(fn, &mp_type_fun_native) ||
            mp_obj_is_exact_type(fn, &rw_type_native_recorded) ||
            mp_obj_is_exact_type(fn, &rw_type_native_promoted);
 }
+
+// _rw.record(fn, n): record the positional arguments of fn's next n calls (n = 0 stops);
+// _rw.recorded(fn) -> [(args...), ...] so far. One function at a time.
 
 static mp_obj_t rw_record_fn(mp_obj_t fn, mp_obj_t n_in) {
     mp_int_t n = mp_obj_get_int(n_in);
@@ -375,10 +376,11 @@ static MP_DEFINE_CONST_FUN_OBJ_1(rw_source_of_obj, rw_source_of_fn);
 // it around compiling a twin, and clears it in a finally. Returns the previous setting.
 static mp_obj_t rw_tier_fn(mp_obj_t flag) {
     bool was = mp_native_direct_calls;
-    if (mp_obj_is_true(flag)) {
+    bool on = mp_obj_is_true(flag);
+    if (on) {
         rw_native_tier_init();
     }
-    mp_native_direct_calls = mp_obj_is_true(flag);
+    mp_native_direct_calls = on;
     return mp_obj_new_bool(was);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(rw_tier_obj, rw_tier_fn);

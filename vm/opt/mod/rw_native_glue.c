@@ -2,8 +2,8 @@
 // The plain entries native promotion's emitter changes add to mp_fun_table (their
 // prototypes are in the patched py/nativeglue.h, vm/patches/0008, 0009 and 0021): the
 // back-edge poll, which also counts where native loops spin (the heat of native code),
-// the unbound-local error and the direct call of the optimiser's twins. The cached
-// entries are in rw_sites.c.
+// the unbound-local error, and the second tier's direct calls and iteration, which only
+// the optimiser's twins use. The cached entries are in rw_sites.c.
 #include <string.h>
 
 #include "py/nativeglue.h"
@@ -79,10 +79,10 @@ void mp_native_unbound_local(void) {
     mp_raise_msg(&mp_type_NameError, MP_ERROR_TEXT("local variable referenced before assignment"));
 }
 
-// ---- the twins' direct calls (vm/patches/0021) -------------------------------------------
+// ---- the second tier: the twins' direct calls and iteration (vm/patches/0021) --------------
 
-// Set only while the optimiser compiles a twin: then the emitter calls through
-// mp_native_call_direct. Code compiled at any other time keeps the generic protocol.
+// Set only while the optimiser compiles a twin: then the emitter calls the entries below
+// and mp_native_poll_twin. Code compiled at any other time keeps the generic protocol.
 bool mp_native_direct_calls;
 
 // mp_cstack_check inline: the same limit, measured from this frame.
