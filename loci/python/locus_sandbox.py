@@ -71,6 +71,17 @@ def compile_locus(source, name):
     return hit
 
 
+def names_of(code):
+    """(loaded, stored) of code compiled here: from the cache, which has them as they
+    were before the optimiser rewrote any of the code in place (the verifier reads only
+    the VM's own opcodes); else read from the code now."""
+    for hit in _cache.values():
+        if hit[0] is code:
+            return hit[1], hit[2]
+    loaded, stored, _deleted = vm.names(code)
+    return loaded, stored
+
+
 def namespace(loaded, stored, name):
     """A fresh globals dict binding every name the code loads."""
     ns = {"__name__": name}

@@ -1,11 +1,14 @@
 # SPDX-License-Identifier: MIT
 # The optimiser as Loci (issue 7, "the loop runs on itself"), runtime side: turns the
 # profiler's counters into 'heat' traces and serves ctx.rewrite requests with opt's gates
-# (vm/opt/README.md lists the optimiser's other parts). Only code opt.trusted() accepts
-# is served: Locus code must never reach the gates, which replay calls with no budget.
+# (vm/opt/README.md lists the optimiser's other parts). It serves code opt.trusted()
+# accepts, and the Loci's own code (issue 20): that is gated by opt_locus, in a copy of a
+# Locus's namespace under the Locus's budget, never in a live Locus.
+import _prof
 import field
 import mesh as _mesh
 import opt
+import opt_locus
 
 import kernel
 
@@ -47,7 +50,7 @@ class Server:
     `every` rounds deposits heat for the hottest functions, then serves the head of the
     rewrite queue: opt.attempt, and the outcome onto 'opt'."""
 
-    def __init__(self, m, every=EVERY, n=8):
+    def __init__(self, m, every=EVERY, n=8, loci=True):
         missing = [f for f in (HEAT, TRYING, OUTCOME) if f not in m.layout]
         if missing:
             raise ValueError("opt_mesh: the mesh has no flavour %r (see flavours())"
@@ -55,6 +58,7 @@ class Server:
         self.m = m
         self.every = every
         self.n = n
+        self.loci = loci          # whether the Loci's own code is a candidate too
         self.last = {}            # key -> the function's activity when last looked at
         self.waited = 0           # passes the queue's head has waited for recorded calls
         self.log = []             # (round, key, function, Locus id, verdict, gate, journal id)
@@ -75,9 +79,14 @@ class Server:
         t0 = kernel.cycles()
         f = self.m.field
         n = 0
-        for key, fn, act in opt.hot(2 * self.n):
-            if n >= self.n or not opt.trusted(fn):
-                continue
+        counters = _prof.counters()   # read once: the larger part of a pass's cost
+        hot = [h for h in opt.hot(2 * self.n, counters) if opt.trusted(h[1])]
+        if self.loci:
+            hot += opt_locus.hot(self.m, 2 * self.n, counters)
+            hot.sort(key=lambda h: -h[2])
+        for key, _fn, act in hot:
+            if n >= self.n:
+                break
             n += 1
             d = act - self.last.get(key, 0)
             self.last[key] = act
@@ -87,6 +96,8 @@ class Server:
                 except field.FieldError:
                     self.lost += 1
         self.produced += 1
+        if opt.swaps():
+            opt.check()   # the rollback rules, for the swaps made here too
         self.produce_cycles += kernel.cycles() - t0
 
     def serve(self):
@@ -96,13 +107,14 @@ class Server:
         while q:
             key, lid = q[0]
             fn = opt.by_key(key)
-            if key not in self.last or fn is None or not opt.trusted(fn):
+            locus = fn is not None and self.loci and opt_locus.is_locus_code(self.m, fn)
+            if key not in self.last or fn is None or not (locus or opt.trusted(fn)):
                 # Not a key the producer gave heat to: nothing is run for it.
                 q.pop(0)
                 self._note(key, None, lid, "unknown key", None, None)
                 continue
             try:
-                e = opt.attempt(fn)
+                e = opt_locus.attempt(self.m, fn) if locus else opt.attempt(fn)
             except Exception as x:  # noqa: BLE001 - a bad request must not stop the mesh
                 q.pop(0)
                 self.waited = 0
@@ -143,13 +155,13 @@ class Server:
         return self.produce_cycles // max(1, self.produced)
 
 
-def start(m=None, n=2, seed=1, every=EVERY, console=True):
+def start(m=None, n=2, seed=1, every=EVERY, console=True, loci=True):
     """A mesh with the optimiser's flavours (or `m`, which must have them), its server,
     and n optimiser Loci. Returns the server (its mesh is .m); console=True makes the
     mesh the one `lo` shows: then resume() runs it in the background, top('heat')."""
     if m is None:
         m = _mesh.Mesh(flavours(), seed=seed)
-    s = Server(m, every)
+    s = Server(m, every, loci=loci)
     for i in range(n):
         m.spawn(manifest("optimiser-%d" % (i + 1)))
     if console:

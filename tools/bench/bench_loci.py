@@ -129,6 +129,59 @@ def latency(trials=20):
             out.append(seen - sent)
             done = sent
     return out
+def colony(opt_on, warm=0, seed=3, settle=300, quiet=20, rounds=200):
+    # The task colony's workers (colonies/tasks.py), with the optimiser Loci and their
+    # server (opt_mesh) or without; both meshes have the same flavours. 'on' runs until
+    # the server has had nothing hot to serve for `quiet` rounds (at most `settle`), 'off'
+    # the `warm` rounds 'on' took; then both run `rounds` more, measured: cycles per
+    # locus-step of the whole round (Loci, the colony's env, the optimiser's Loci and
+    # server), and of the colony's workers alone (their steps' own cycles).
+    import opt, opt_mesh, opt_locus
+    from colonies import tasks
+    # Tasks keep arriving through every round run here (0.6 a round).
+    m = mesh.Mesh(tasks.flavours(tasks=1000) + opt_mesh.flavours(), seed=seed, max_loci=64)
+    tasks.setup(m, seed=seed, tasks=1000)
+    workers = list(m.loci.values())
+    s = opt_mesh.start(m, n=2, console=False) if opt_on else None
+    still = 0
+    done = 0
+    while done < (settle if opt_on else warm):
+        m.round()
+        done += 1
+        if s is None:
+            continue
+        busy = m.rewrites or opt_locus.hot(m, 4) or s.waited
+        still = 0 if busy else still + 1
+        if still >= quiet:
+            break
+    gc.collect()
+    steps0 = m.steps
+    wsteps0 = sum(r.steps for r in workers)
+    own = 0
+    last = [r.steps for r in workers]
+    p0, pc0 = (s.produced, s.produce_cycles) if s is not None else (0, 0)
+    t = kernel.cycles()
+    for _ in range(rounds):
+        m.round()
+        for i, r in enumerate(workers):
+            if r.steps != last[i]:
+                last[i] = r.steps
+                own += r.cycles
+    c = kernel.cycles() - t
+    steps = m.steps - steps0
+    wsteps = sum(r.steps for r in workers) - wsteps0
+    out = {'on': opt_on, 'warm': done, 'rounds': rounds, 'steps': steps,
+           'cycles_per_step': c // max(1, steps), 'worker_steps': wsteps,
+           'worker_cycles_per_step': own // max(1, wsteps)}
+    if s is not None:
+        out['served'] = [(e[2], e[4], e[5]) for e in s.log]
+        out['swaps'] = [(sw[1], sw[2], sw[3]) for sw in opt.swaps()]
+        out['refusals'] = sorted({(e['kind'], e['gate']) for e in opt.journal(500)
+                                  if e['verdict'] == 'rejected'})
+        out['first_swap'] = s.first_swap
+        out['server_passes'] = s.produced - p0
+        out['server_cycles'] = s.produce_cycles - pc0
+    return out
 """
 
 
@@ -139,6 +192,16 @@ def ask(g: Guest, expr: str, timeout: float = 1800):
         raise SystemExit(str(e)) from None
 
 
+def colony_off(args, warm: int) -> dict:
+    g = Guest(args.image, mem=args.mem, icount=not args.no_icount)
+    try:
+        g.boot()
+        g.paste(GUEST, timeout=120)
+        return ask(g, f"colony(False, {warm})")
+    finally:
+        g.close()
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="10,100,1000,10000,100000")
@@ -146,6 +209,8 @@ def main() -> int:
     ap.add_argument("--no-icount", action="store_true")
     ap.add_argument("--mem", default="512M", help="guest RAM")
     ap.add_argument("--image", type=Path, default=IMAGE)
+    ap.add_argument("--colony-only", action="store_true",
+                    help="only the task colony with the optimiser Loci on and off")
     args = ap.parse_args()
     g = Guest(args.image, mem=args.mem, icount=not args.no_icount)
     try:
@@ -156,6 +221,19 @@ def main() -> int:
             return 1
         hz = ask(g, "kernel.tsc_hz()")
         res: dict = {"tsc_hz": hz, "icount": not args.no_icount}
+        # Each colony run in a boot of its own (what ran before in a boot changes a run's
+        # cycles); the optimiser's first, so the 'off' run gets as many warm-up rounds.
+        on = ask(g, "colony(True)")
+        g.close()
+        off = colony_off(args, on["warm"])
+        res["colony"] = {"on": on, "off": off}
+        print(f"  colony on: {on}\n  colony off: {off}", file=sys.stderr)
+        if args.colony_only:
+            print(colony_table(res))
+            return 0
+        g = Guest(args.image, mem=args.mem, icount=not args.no_icount)
+        g.boot()
+        g.paste(GUEST, timeout=120)
         res["empty"] = ask(g, "empty_step()")
         res["cap"] = ask(g, "cap_cost()")
         res["latency"] = ask(g, "latency()")
@@ -198,6 +276,28 @@ def table(res: dict) -> str:
                 f"{sorted(set(lat))} ticks (min {min(lat) if lat else '-'}, "
                 f"max {max(lat) if lat else '-'})")
     rows.append(f"TSC {hz:,} Hz; -icount: {res['icount']}")
+    rows.append("")
+    rows.append(colony_table(res))
+    return "\n".join(rows)
+
+
+def colony_table(res: dict) -> str:
+    on, off = res["colony"]["on"], res["colony"]["off"]
+    rows = ["| task colony (20 workers, seed 3) | cycles per locus-step, whole round |"
+            " locus-steps | cycles per worker step, its own |",
+            "|---|---:|---:|---:|",
+            f"| optimiser Loci off | {off['cycles_per_step']:,} | {off['steps']:,} | "
+            f"{off['worker_cycles_per_step']:,} |",
+            f"| optimiser Loci on, settled after {on['warm']} rounds | "
+            f"{on['cycles_per_step']:,} | {on['steps']:,} | {on['worker_cycles_per_step']:,} |",
+            "",
+            f"off/on over {on['rounds']} rounds: whole round "
+            f"{off['cycles_per_step'] / max(1, on['cycles_per_step']):.3f}x, worker steps "
+            f"{off['worker_cycles_per_step'] / max(1, on['worker_cycles_per_step']):.3f}x; "
+            f"first swap at round {on['first_swap']}",
+            f"swaps in place: {on['swaps']}",
+            f"served: {on['served']}",
+            f"refusal kinds (kind, gate): {on['refusals']}"]
     return "\n".join(rows)
 
 

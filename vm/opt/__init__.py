@@ -12,8 +12,9 @@
 #   _values   copies and comparison of the values a replay passes and returns
 # The parts read the tunables below from this module at every use, so setting one at the
 # console (opt.MARGIN = 0.05) takes effect at once.
-from . import _experience, _journal
+from . import _experience, _journal, _values
 from ._experience import experience
+from ._gates import PLAIN
 from ._journal import journal, log
 from ._policy import (
     aggressive,
@@ -26,12 +27,16 @@ from ._policy import (
     hot,
     key,
     optimise,
+    recording,
     settle,
     stop_recording,
     trust,
     trusted,
 )
 from ._swap import rollback, swaps
+
+# A copy of a value for a replay, as a 1-tuple; None when it cannot be copied faithfully.
+copy_value = _values.clone
 
 # A candidate must be at least this much faster (new/old cycle ratio, median of the A/B
 # rounds) to be swapped in. 2 %: under QEMU -icount reruns differ by ~0.04 %, and on TCG
@@ -86,6 +91,6 @@ _experience.load()
 
 
 # The API, for readers and the linter (MicroPython's `import *` does not read __all__).
-__all__ = ("aggressive", "attempt", "auto", "by_key", "check", "consider", "experience",
-           "forget", "hot", "journal", "key", "log", "optimise", "rollback", "settle",
-           "stop_recording", "swaps", "trust", "trusted")
+__all__ = ("PLAIN", "aggressive", "attempt", "auto", "by_key", "check", "consider",
+           "copy_value", "experience", "forget", "hot", "journal", "key", "log", "optimise",
+           "recording", "rollback", "settle", "stop_recording", "swaps", "trust", "trusted")

@@ -82,10 +82,25 @@ def activity(fn):
     # fn's profiled calls + loop iterations so far (0 when the profiler has no slot for it).
     if _source.is_native_code(fn):
         return native_activity(fn, _rw.native_heat())
+    cid = None
     for f, calls, back, _hot in _prof.counters():
         if f is fn:
             return calls + back
+        # The profiler counts by code: its slot may name another function of fn's code
+        # (every Locus of one source runs one code, loci/python/opt_locus.py).
+        if type(f) is type(fn) and f.__name__ == fn.__name__:
+            if cid is None:
+                cid = _code_id(fn)
+            if cid is not None and _code_id(f) == cid:
+                return calls + back
     return 0
+
+
+def _code_id(fn):
+    try:
+        return _rw.code_id(fn)
+    except (TypeError, ValueError):
+        return None
 
 
 def native_activity(fn, heat):
@@ -133,10 +148,17 @@ def _call(fn_args):
     return _drain(fn_args[0](*fn_args[1]))
 
 
-def _run(fn, args, cycles):
+def _run(fn, args, cycles, limits=None):
     # (kind, value or exception type, output, lost output, args after the call, cycles
-    # taken). kind is "ret", "exc", "out" when the cycle budget stopped the call, or
-    # "nests" when the call started a budgeted call of its own.
+    # taken, ops counted). kind is "ret", "exc", "out" when the budget stopped the call,
+    # or "nests" when the call started a budgeted call of its own. With `limits` (a
+    # Locus's budget: ops, cycles, alloc; 0 is no limit) the call runs under those, its
+    # cycles capped at `cycles`.
+    ops_max, alloc_max = 0, 0
+    if limits is not None:
+        ops_max, alloc_max = limits["ops"], limits["alloc"]
+        if limits["cycles"]:
+            cycles = min(cycles, limits["cycles"])
     kernel.capture(True)
     try:
         if _budget.active():
@@ -146,9 +168,10 @@ def _run(fn, args, cycles):
                 r = ("ret", _drain(fn(*args)))
             except Exception as e:  # noqa: BLE001 - the gate compares any exception type
                 r = ("exc", type(e))
-            took = kernel.cycles() - t0
+            took, ops = kernel.cycles() - t0, 0
         else:
-            status, value, _ops, took, _alloc = _budget.run(_call, (fn, args), 0, cycles, 0)
+            status, value, ops, took, _alloc = _budget.run(_call, (fn, args), ops_max, cycles,
+                                                           alloc_max)
             if status == _budget.OK:
                 r = ("ret", value)
             elif status == _budget.RAISED:
@@ -162,7 +185,7 @@ def _run(fn, args, cycles):
                 r = ("out", status)
     finally:
         out, lost = kernel.capture(False)
-    return r[0], r[1], out, lost, args, took
+    return r[0], r[1], out, lost, args, took, ops
 
 
 def _drain(r):
@@ -179,22 +202,31 @@ def _drain(r):
     return items
 
 
-def equivalent(fn, cand, inputs):
+def equivalent(fn, cand, inputs, limits=None):
     # None, or why not. Also keeps, in cand.raises, the exception types the original
     # raised: once swapped, any other type escaping a call rolls the swap back
-    # (_policy.check, vm/opt/mod/rw_watch.c).
+    # (_policy.check, vm/opt/mod/rw_watch.c). With `limits` (Locus code) both sides run
+    # under that budget and must count the same ops: a Locus's ops budget has to stop
+    # the new code exactly where it stops the old.
     cand.raises = []
     if not inputs:
         return "no replayable inputs recorded or generated"
+    if limits is not None and _budget.active():
+        return "a budgeted call is running: Locus code is replayed only under its own budget"
     for args in inputs:
         a, b = _values.clone(args), _values.clone(args)
         before = _snap(fn)
         cand.undo()
         try:
-            old = _run(fn, a[0], opt.MAX_CALL_CYCLES)
+            old = _run(fn, a[0], opt.MAX_CALL_CYCLES, limits)
             old_g = _snap(fn)
             _put_back(fn, before)
-            if old[0] == "out":
+            # Under a Locus's budget, running out of ops is an outcome to compare: the
+            # new code must run out too, at the same op, having made the same calls.
+            if old[0] == "out" and (limits is None or old[1] != _budget.OPS):
+                if limits is not None:
+                    return "args %r: the original ran out of the Locus's budget (status %d)" % (
+                        args, old[1])
                 return "args %r: the original took more than %d cycles" % (
                     args, opt.MAX_CALL_CYCLES)
             if old[0] == "nests":
@@ -202,12 +234,15 @@ def equivalent(fn, cand, inputs):
                     " under a budget" % (args,)
             cand.apply()
             limit = opt.REPLAY_FACTOR * old[5] + opt.REPLAY_FLOOR
-            new = _run(fn, b[0], limit)
+            new = _run(fn, b[0], limit, limits)
             new_g = _snap(fn)
         finally:
             cand.undo()
             _put_back(fn, before)
-        if new[0] == "out":
+        if new[0] == "out" and not (old[0] == "out" and new[1] == old[1]):
+            if limits is not None:
+                return "args %r: the new code ran out of its replay budget (status %d)" % (
+                    args, new[1])
             return "args %r: the new code ran out of its replay budget (%d cycles)" % (args, limit)
         if not _values.same(old_g, new_g):
             return "args %r: the globals it stores differ after the call" % (args,)
@@ -223,32 +258,44 @@ def equivalent(fn, cand, inputs):
             return "args %r: printed output differs" % (args,)
         if not _values.same(old[4], new[4]):
             return "args %r: arguments after the call differ" % (args,)
+        if limits is not None and old[6] != new[6]:
+            return "args %r: old counted %d ops, new %d" % (args, old[6], new[6])
     return None
 
 
 # ---- gate 3: faster --------------------------------------------------------------------
 
-def _time(fn, inputs):
-    # Cycles to run every input once (on fresh copies; copying is outside the timing).
+def _time(fn, inputs, limits=None):
+    # Cycles to run every input once (on fresh copies; copying is outside the timing), or
+    # None when a call ran out of `limits` (Locus code: each call under that budget).
     copies = [_values.clone(a)[0] for a in inputs]
     before = _snap(fn)
     kernel.capture(True)
     try:
         t0 = kernel.cycles()
-        for args in copies:
-            try:
-                _drain(fn(*args))
-            except Exception:  # noqa: BLE001,S110 - equivalence already compared them
-                pass
+        if limits is None:
+            for args in copies:
+                try:
+                    _drain(fn(*args))
+                except Exception:  # noqa: BLE001,S110 - equivalence already compared them
+                    pass
+        else:
+            ops, cycles, alloc = limits["ops"], limits["cycles"] or opt.MAX_CALL_CYCLES, \
+                limits["alloc"]
+            for args in copies:
+                status = _budget.run(_call, (fn, args), ops, cycles, alloc)[0]
+                if status not in (_budget.OK, _budget.RAISED, _budget.OPS):
+                    return None  # (equivalence compared the others: the same on both)
         return kernel.cycles() - t0
     finally:
         kernel.capture(False)
         _put_back(fn, before)
 
 
-def faster(fn, cand, inputs, rounds=None):
+def faster(fn, cand, inputs, rounds=None, limits=None):
     # (failure or None, median new/old ratio) over `rounds` A/B rounds (opt.ROUNDS when
-    # None). Rounds alternate which side runs first.
+    # None). Rounds alternate which side runs first. With `limits`, every call runs
+    # under that budget (Locus code).
     if rounds is None:
         rounds = opt.ROUNDS
     ratios = []
@@ -258,14 +305,16 @@ def faster(fn, cand, inputs, rounds=None):
         cand.undo()
         if i & 1:
             cand.apply()
-            tn = _time(fn, inputs)
+            tn = _time(fn, inputs, limits)
             cand.undo()
-            to = _time(fn, inputs)
+            to = _time(fn, inputs, limits)
         else:
-            to = _time(fn, inputs)
+            to = _time(fn, inputs, limits)
             cand.apply()
-            tn = _time(fn, inputs)
+            tn = _time(fn, inputs, limits)
             cand.undo()
+        if to is None or tn is None:
+            return "a call ran out of the Locus's budget while timed", None
         if to > opt.MAX_CALL_CYCLES * len(inputs):
             return "too slow to measure (%d cycles a round)" % to, None
         if to > opt.LONG_ROUND:

@@ -123,11 +123,12 @@ def _native_hot():
     return out
 
 
-def hot(n=8):
+def hot(n=8, counters=None):
     """[(key, fn, activity)] of the hottest undecided functions the profiler reported,
-    and of the native functions whose loops ran hot."""
+    and of the native functions whose loops ran hot. `counters`: a _prof.counters() the
+    caller has just read (opt_mesh reads them once for this and opt_locus.hot)."""
     out = []
-    for fn, calls, back, nhot in _prof.counters():
+    for fn, calls, back, nhot in counters if counters is not None else _prof.counters():
         if nhot and _eligible(fn):
             out.append((calls + back, fn))
     out += _native_hot()
@@ -137,10 +138,15 @@ def hot(n=8):
 
 # ---- one move at a time ------------------------------------------------------------------
 
-def consider(fn, profile="trusted", inputs=None):
+def consider(fn, profile="trusted", inputs=None, limits=None):
     """Run the four gates on fn's rewrite candidate; swap it in if all pass. Returns the
-    journal entry (also for rejections); fn then counts as decided for optimise()."""
-    return _decide(fn, _swap.gate(fn, profile, inputs))
+    journal entry (also for rejections); fn then counts as decided for optimise().
+    limits={"ops", "cycles", "alloc"}: replay and time every call under that budget and
+    require the same ops counted (Locus code, loci/python/opt_locus.py). Such code is not
+    marked decided here: its caller keeps its verdicts (by code, for every Locus)."""
+    if limits is not None:
+        return _swap.gate(fn, profile, inputs, limits)
+    return _decide(fn, _swap.gate(fn, profile, inputs, limits))
 
 
 def attempt(fn, profile="trusted"):
@@ -186,6 +192,11 @@ def _decide(fn, e):
     return e
 
 
+def recording():
+    """The function whose calls are being recorded, or None."""
+    return _recording
+
+
 def stop_recording():
     """Cancel a recording in progress (its function stays undecided). While one is on,
     every call pays the frame-enter hook's compare."""
@@ -214,7 +225,7 @@ def check():
             s.passes = 0
             cand = s.cand
             cand.undo()
-            why, ratio = _gates.faster(s.fn, cand, s.inputs, 3)
+            why, ratio = _gates.faster(s.fn, cand, s.inputs, 3, s.limits)
             cand.apply()
             if ratio is not None and ratio > 1.0:
                 out.append(_swap.rollback(sid, "regressed: new/old %.4f on its recorded calls"

@@ -210,6 +210,13 @@ static mp_obj_t rw_aggressive_fn(size_t n_args, const mp_obj_t *args) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(rw_aggressive_obj, 0, 1, rw_aggressive_fn);
 
+// _rw.code_id(fn) -> where fn's code is: equal for two functions made from one def by
+// two exec()s of the same compiled code (every Locus of one source, loci/python/opt_locus.py).
+static mp_obj_t rw_code_id_fn(mp_obj_t fn) {
+    return mp_obj_new_int_from_uint((uintptr_t)get_code(fn).code);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_code_id_obj, rw_code_id_fn);
+
 // _rw.start(fn) -> offset of fn's first opcode in its fun_data (vm.bytecode(fn)), where
 // the plan's offsets start.
 static mp_obj_t rw_start_fn(mp_obj_t fn) {
@@ -412,6 +419,7 @@ static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_aggressive), MP_ROM_PTR(&rw_aggressive_obj) },
     { MP_ROM_QSTR(MP_QSTR_stats), MP_ROM_PTR(&rw_stats_obj) },
     { MP_ROM_QSTR(MP_QSTR_start), MP_ROM_PTR(&rw_start_obj) },
+    { MP_ROM_QSTR(MP_QSTR_code_id), MP_ROM_PTR(&rw_code_id_obj) },
     { MP_ROM_QSTR(MP_QSTR_record), MP_ROM_PTR(&rw_record_obj) },
     { MP_ROM_QSTR(MP_QSTR_recorded), MP_ROM_PTR(&rw_recorded_obj) },
     { MP_ROM_QSTR(MP_QSTR_promote), MP_ROM_PTR(&rw_promote_obj) },

@@ -7,6 +7,7 @@
 // promoted functions' native twins through their call slot (rw_promote.c), and resumed
 // promoted generators through the generator hook (vm/patches/0020). Only raising
 // pays: the hook tests rw_watch_n, then scans the watched entries.
+#include "py/objfun.h"
 #include "py/runtime.h"
 
 #include "rw_watch.h"
@@ -59,10 +60,29 @@ mp_obj_t rw_watch_seen(mp_obj_t fn) {
     return s != NULL && s[2] != MP_OBJ_NULL ? s[2] : mp_const_none;
 }
 
-// exc escaped a call of fun: note its type if fun is watched, the type is new and it is
-// an Exception (not KeyboardInterrupt, SystemExit or GeneratorExit).
+// The entry watching fun: fun's own, or, for a bytecode function, that of a watched
+// bytecode function with the same code. Loci of one source share code but not function
+// objects (loci/python/opt_locus.py), and an in-place rewrite changes the code for all.
+static mp_obj_t *slot_of_raiser(mp_obj_t fun) {
+    mp_obj_t *s = slot_of(fun);
+    if (s != NULL || !mp_obj_is_exact_type(fun, &mp_type_fun_bc)) {
+        return s;
+    }
+    const byte *code = ((mp_obj_fun_bc_t *)MP_OBJ_TO_PTR(fun))->bytecode;
+    mp_obj_t *t = MP_STATE_VM(rw_watch_table);
+    for (size_t i = 0; i < rw_watch_n; i++) {
+        if (mp_obj_is_exact_type(t[3 * i], &mp_type_fun_bc) &&
+            ((mp_obj_fun_bc_t *)MP_OBJ_TO_PTR(t[3 * i]))->bytecode == code) {
+            return &t[3 * i];
+        }
+    }
+    return NULL;
+}
+
+// exc escaped a call of fun: note its type if fun (or its code) is watched, the type is
+// new and it is an Exception (not KeyboardInterrupt, SystemExit or GeneratorExit).
 void rw_watch_raise(const mp_obj_base_t *fun, const mp_obj_base_t *exc) {
-    mp_obj_t *s = slot_of(MP_OBJ_FROM_PTR(fun));
+    mp_obj_t *s = slot_of_raiser(MP_OBJ_FROM_PTR(fun));
     if (s == NULL || s[2] != MP_OBJ_NULL) {
         return;
     }
