@@ -23,6 +23,8 @@ LOG = 256                 # outcomes kept in Server.log
 EVERY = 5                 # rounds between producer passes: a pass costs ~0.3-0.4 M guest
                           # cycles (opt.hot reads every profiler counter), more than a
                           # round of a few Loci; 5 gave the same first swap as 1 (round 8)
+IDLE_MAX = 16             # an idle producer (nothing undecided got hotter) doubles its
+                          # period up to this many times EVERY rounds; any heat resets it
 LAST = [None]             # the server started last, for board()
 
 
@@ -66,19 +68,27 @@ class Server:
         self.produce_cycles = 0
         self.lost = 0             # heat deposits a full flavour refused
         self.first_swap = None    # the round of the first swap
+        self.period = every       # rounds between producer passes now (see IDLE_MAX)
+        self.next_pass = 0        # the round of the next producer pass
         LAST[0] = self
         m.env(self)
 
     def __call__(self, m):
-        if m.rounds % self.every == 0:
-            self.produce()
+        if m.rounds >= self.next_pass and m.rounds % self.every == 0:
+            busy = self.produce() or m.rewrites or self.waited
+            # Settled (nothing undecided got hotter): look less often, up to IDLE_MAX
+            # times less; the optimiser's own cost then fades with it.
+            self.period = self.every if busy else min(2 * self.period,
+                                                      IDLE_MAX * self.every)
+            self.next_pass = m.rounds + self.period
         self.serve()
 
     def produce(self):
-        """Heat proportional to each hot function's activity since the last pass."""
+        """Heat proportional to each hot function's activity since the last pass; returns
+        how many functions got some."""
         t0 = kernel.cycles()
         f = self.m.field
-        n = 0
+        n = heated = 0
         counters = _prof.counters()   # read once: the larger part of a pass's cost
         hot = [h for h in opt.hot(2 * self.n, counters) if opt.trusted(h[1])]
         if self.loci:
@@ -91,6 +101,7 @@ class Server:
             d = act - self.last.get(key, 0)
             self.last[key] = act
             if d > 0:
+                heated += 1
                 try:
                     f.deposit(HEAT, key, min(d / HEAT_UNIT, HEAT_CAP), _mesh.MESH_ID)
                 except field.FieldError:
@@ -99,6 +110,7 @@ class Server:
         if opt.swaps():
             opt.check()   # the rollback rules, for the swaps made here too
         self.produce_cycles += kernel.cycles() - t0
+        return heated
 
     def serve(self):
         """Serves the queue's head: opt records one function's calls at a time, so the

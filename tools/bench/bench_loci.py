@@ -172,6 +172,7 @@ def colony(opt_on, warm=0, seed=3, settle=300, quiet=20, rounds=200):
     wsteps = sum(r.steps for r in workers) - wsteps0
     out = {'on': opt_on, 'warm': done, 'rounds': rounds, 'steps': steps,
            'cycles_per_step': c // max(1, steps), 'worker_steps': wsteps,
+           'round_cycles_per_worker_step': c // max(1, wsteps),
            'worker_cycles_per_step': own // max(1, wsteps)}
     if s is not None:
         out['served'] = [(e[2], e[4], e[5]) for e in s.log]
@@ -283,21 +284,25 @@ def table(res: dict) -> str:
 
 def colony_table(res: dict) -> str:
     on, off = res["colony"]["on"], res["colony"]["off"]
-    rows = ["| task colony (20 workers, seed 3) | cycles per locus-step, whole round |"
-            " locus-steps | cycles per worker step, its own |",
-            "|---|---:|---:|---:|",
-            f"| optimiser Loci off | {off['cycles_per_step']:,} | {off['steps']:,} | "
-            f"{off['worker_cycles_per_step']:,} |",
-            f"| optimiser Loci on, settled after {on['warm']} rounds | "
-            f"{on['cycles_per_step']:,} | {on['steps']:,} | {on['worker_cycles_per_step']:,} |",
-            "",
-            f"off/on over {on['rounds']} rounds: whole round "
-            f"{off['cycles_per_step'] / max(1, on['cycles_per_step']):.3f}x, worker steps "
-            f"{off['worker_cycles_per_step'] / max(1, on['worker_cycles_per_step']):.3f}x; "
-            f"first swap at round {on['first_swap']}",
-            f"swaps in place: {on['swaps']}",
-            f"served: {on['served']}",
-            f"refusal kinds (kind, gate): {on['refusals']}"]
+
+    def ratio(k: str) -> str:
+        return f"{off[k] / max(1, on[k]):.3f}x"
+
+    rows = ["| task colony (20 workers, seed 3) | whole round, per worker step |"
+            " whole round, per locus-step | a worker step's own |",
+            "|---|---:|---:|---:|"]
+    for name, r in (("optimiser Loci off", off),
+                    (f"optimiser Loci on, settled after {on['warm']} rounds", on)):
+        rows.append(f"| {name} | {r['round_cycles_per_worker_step']:,} | "
+                    f"{r['cycles_per_step']:,} | {r['worker_cycles_per_step']:,} |")
+    rows += ["",
+             f"off/on over {on['rounds']} rounds (guest cycles): whole round per worker step "
+             f"{ratio('round_cycles_per_worker_step')}, a worker step's own "
+             f"{ratio('worker_cycles_per_step')}; first swap at round {on['first_swap']}; "
+             f"server {on['server_passes']} passes, {on['server_cycles']:,} cycles",
+             f"swaps in place: {on['swaps']}",
+             f"served: {on['served']}",
+             f"refusal kinds (kind, gate): {on['refusals']}"]
     return "\n".join(rows)
 
 
