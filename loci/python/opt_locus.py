@@ -10,7 +10,9 @@
 #     calls with the same arguments, so the live field would see the same deposits.
 #   - Every replay and timed call runs under the Locus's own budget, and old and new code
 #     must count the same ops (opt._gates): the budget stops both at the same point.
-#   - Native twins are refused for Locus code (opt._swap.NATIVE_BUDGET).
+#   - A step may take a native twin that counts ops as the VM does (vm/patches/0023):
+#     each Locus then steps a copy of it bound to its own namespace (LociTwin). Other
+#     Locus functions get no twin (opt._swap.NATIVE_BUDGET).
 import _budget
 import _prof
 import _rw
@@ -273,11 +275,54 @@ def attempt(m, fn):
     if not twin:
         raise ValueError("%s is not a def of its Locus's code" % fn.__name__)
     lim = limits(r)
-    e = opt.consider(twin[0], PROFILE, _inputs(m, twin[0], ns, runners, lim), lim)
+    fn2 = twin[0]
+    step = fn2 is ns.get("step")
+    e = opt.consider(fn2, PROFILE, _inputs(m, fn2, ns, runners, lim), lim, twin=step)
+    if e["verdict"] == "swapped" and e["kind"] == "native":
+        s = opt.live_swap(e["id"])
+        s.cand = LociTwin(s.cand, m, cid)
+        s.cand.refresh()  # the copy of the promoted twin is in place: now every Locus's
     decided[cid] = e
     return e
 
 
-def reconsider(fn):
-    """Let fn's code be gated again (after a rollback, say)."""
-    decided.pop(code_id(fn), None)
+class LociTwin:
+    """A step's twin swapped in for every Locus running its code: the gates promoted the
+    step of the namespace copy; each live Locus's record steps a copy of the twin bound
+    to its own namespace (`_rw.rebind`), and Loci spawned later get theirs at the next
+    refresh(). Undone, every record steps its own bytecode step again."""
+
+    kind = "native"
+    edits = ()
+
+    def __init__(self, inner, m, cid):
+        self.inner, self.m, self.cid = inner, m, cid
+        self.new, self.raises, self.fn = inner.new, inner.raises, inner.fn
+        self.copies = []  # (record, the twin copy its step_fn was set to)
+
+    def apply(self):
+        self.inner.apply()
+        self.refresh()
+
+    def refresh(self):
+        twin = self.inner.twin
+        for r in _runners(self.m, self.cid, len(self.m.loci)):
+            if r.step_fn is r.ns.get("step"):
+                c = _rw.rebind(twin, r.ns)
+                r.step_fn = c
+                self.copies.append((r, c))
+
+    def undo(self):
+        self.inner.undo()
+        for r, c in self.copies:
+            if r.step_fn is c:
+                r.step_fn = r.ns.get("step") if r.ns is not None else None
+        self.copies = []
+
+
+def refresh(m):
+    """Give Loci spawned since a step's twin was swapped in their copy of it."""
+    for s in opt.live_swaps():
+        c = s.cand
+        if type(c) is LociTwin and c.m is m and c.copies:
+            c.refresh()

@@ -107,6 +107,8 @@ class Server:
                 except field.FieldError:
                     self.lost += 1
         self.produced += 1
+        if self.loci:
+            opt_locus.refresh(self.m)   # Loci spawned since a step's twin was swapped in
         if opt.swaps():
             opt.check()   # the rollback rules, for the swaps made here too
         self.produce_cycles += kernel.cycles() - t0

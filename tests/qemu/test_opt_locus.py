@@ -33,10 +33,10 @@ for k, fn, a in H1:
     e = val(g, "E1['spread']")
     assert (e["verdict"], e["kind"], e["gate"]) == ("swapped", "rewrite", None), e
     assert e["gain"] > 1.05, e
-    # The native twin is refused for Locus code, and says why.
+    # Only a step gets a twin; a helper's is refused, and the journal says why.
     refused = val(g, "[(x['kind'], x['gate'], x['detail']) for x in opt.journal(20)"
                      " if x['function'] == 'spread' and x['verdict'] == 'rejected']")
-    assert any(k == "native" and gate == "budget" and "ops budget" in why
+    assert any(k == "native" and gate == "budget" and "only a Locus's step" in why
                for k, gate, why in refused), refused
     # One code for all twelve Loci, and it is the swapped one: the rewrite is theirs.
     ids = val(g, "sorted({_rw.code_id(r.ns['spread']) for r in M1.loci.values() if r.ns})")
@@ -50,6 +50,20 @@ for k, fn, a in H1:
     before = val(g, "sum(d['steps'] for d in M1.ps())")
     g.run("M1.run(10)", timeout=300)
     assert val(g, "sum(d['steps'] for d in M1.ps())") >= before + 10 * 9
+
+
+def test_a_step_twin_counts_ops_as_the_vm_and_runs_in_every_locus(g):
+    # The step's twin counts ops as the VM does (gate 2 compared them on every replayed
+    # call, the tight Loci's steps that run out of ops included) and measured faster.
+    e = val(g, "E1['step']")
+    assert (e["verdict"], e["kind"]) == ("swapped", "native"), e
+    kinds = val(g, "sorted({type(r.step_fn).__name__ for r in M1.loci.values() if r.ns})")
+    assert kinds == ["function"] and val(g, "all(r.step_fn is not r.ns['step']"
+                                            " for r in M1.loci.values() if r.ns)")
+    # Rolled back: every Locus steps its bytecode again, and the digest is the original's.
+    sid = val(g, "[s[0] for s in opt.swaps() if s[1] == 'step'][0]")
+    assert val(g, f"opt.rollback({sid})['verdict']") == "rolled back"
+    assert val(g, "all(r.step_fn is r.ns['step'] for r in M1.loci.values() if r.ns)")
 
 
 def test_a_budget_still_stops_a_locus_in_rewritten_code(g):

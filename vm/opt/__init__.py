@@ -33,7 +33,7 @@ from ._policy import (
     trust,
     trusted,
 )
-from ._swap import rollback, swaps
+from ._swap import live_swap, live_swaps, rollback, swaps
 
 # A copy of a value for a replay, as a 1-tuple; None when it cannot be copied faithfully.
 copy_value = _values.clone
@@ -92,5 +92,6 @@ _experience.load()
 
 # The API, for readers and the linter (MicroPython's `import *` does not read __all__).
 __all__ = ("PLAIN", "aggressive", "attempt", "auto", "by_key", "check", "consider",
-           "copy_value", "experience", "forget", "hot", "journal", "key", "log", "optimise",
-           "recording", "rollback", "settle", "stop_recording", "swaps", "trust", "trusted")
+           "copy_value", "experience", "forget", "hot", "journal", "key", "live_swap",
+           "live_swaps", "log", "optimise", "recording", "rollback", "settle",
+           "stop_recording", "swaps", "trust", "trusted")

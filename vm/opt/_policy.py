@@ -138,14 +138,15 @@ def hot(n=8, counters=None):
 
 # ---- one move at a time ------------------------------------------------------------------
 
-def consider(fn, profile="trusted", inputs=None, limits=None):
+def consider(fn, profile="trusted", inputs=None, limits=None, twin=True):
     """Run the four gates on fn's rewrite candidate; swap it in if all pass. Returns the
     journal entry (also for rejections); fn then counts as decided for optimise().
     limits={"ops", "cycles", "alloc"}: replay and time every call under that budget and
     require the same ops counted (Locus code, loci/python/opt_locus.py). Such code is not
-    marked decided here: its caller keeps its verdicts (by code, for every Locus)."""
+    marked decided here: its caller keeps its verdicts (by code, for every Locus), and
+    `twin` says whether it may take a native twin (one that counts ops as the VM does)."""
     if limits is not None:
-        return _swap.gate(fn, profile, inputs, limits)
+        return _swap.gate(fn, profile, inputs, limits, twin)
     return _decide(fn, _swap.gate(fn, profile, inputs, limits))
 
 

@@ -27,6 +27,48 @@ def is_native_code(fn):
         return False
 
 
+def _gen():
+    yield
+
+
+GENERATOR_FUNCTION = type(_gen)
+
+
+def is_generator(fn):
+    return type(fn) is GENERATOR_FUNCTION
+
+
+def has_generator_expression(src):
+    # Whether a `for` in src sits directly inside parentheses: a generator expression
+    # (a comprehension in [] or {} is a plain call). String literals are skipped.
+    stack = []
+    i, n = 0, len(src)
+    while i < n:
+        c = src[i]
+        if c in "'\"":
+            q = src[i:i + 3] if src[i:i + 3] in ("'''", '\"\"\"') else c
+            j = src.find(q, i + len(q))
+            i = n if j < 0 else j + len(q)
+            continue
+        if c == "#":
+            j = src.find("\n", i)
+            i = n if j < 0 else j
+            continue
+        if c in "([{":
+            stack.append(c)
+        elif c in ")]}":
+            if stack:
+                stack.pop()
+        elif (c == "f" and src[i:i + 3] == "for" and stack and stack[-1] == "("
+              and (i == 0 or not (src[i - 1].isalpha() or src[i - 1].isdigit()
+                                  or src[i - 1] == "_"))
+              and (i + 3 >= n or not (src[i + 3].isalpha() or src[i + 3].isdigit()
+                                      or src[i + 3] == "_"))):
+            return True
+        i += 1
+    return False
+
+
 def where(fn):
     # (file, line of fn's first instruction). Native code has no line table: its def is
     # looked for in the whole text it was compiled from (_native_def_lines).
@@ -149,17 +191,20 @@ def nested(fn):
     return False
 
 
-def compile_def(fn, src, native, tier=True):
+def compile_def(fn, src, native, tier=True, count_ops=False):
     # The function a def compiles to in a copy of fn's globals (so fn's namespace is not
     # touched); "<twin>" keeps the text out of _rw.sources(). A native twin is compiled
     # by the second tier (direct calls, vm/patches/0021) unless tier is False (what the
-    # stock emitter makes of the def, to compare with a native original).
+    # stock emitter makes of the def, to compare with a native original); with
+    # count_ops, it counts a budget's ops as the VM does (vm/patches/0023).
     scratch = dict(fn.__globals__)
     text = ("@micropython.native\n" + src) if native else src
     was = _rw.tier(native and tier)  # the emitter runs in compile()
+    was_counting = _rw.count_ops(native and count_ops)
     try:
         code = compile(text, "<twin>", "exec")
     finally:
         _rw.tier(was)
+        _rw.count_ops(was_counting)
     exec(code, scratch)
     return scratch[_journal.name(fn)]

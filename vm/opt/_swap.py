@@ -59,7 +59,21 @@ class Swap:
         self.limits = limits                # the budget its calls run under (Locus code)
 
 
-def native_candidate(fn, profile):
+def _counted_refusal(fn, src):
+    # Why a def cannot get a twin that counts ops as the VM does, or None. The VM charges
+    # an op at each entry of a frame: a generator's resumes and a handler's entry after
+    # an exception are entries the twin does not charge.
+    if _source.is_generator(fn):
+        return "a generator: the VM charges an op at each resume"
+    for word in COUNTED_REFUSE:
+        if word in src:
+            return "uses '%s': the VM charges an op at each handler's entry" % word.strip()
+    if _source.has_generator_expression(src):
+        return "a generator expression: the VM charges an op at each resume"
+    return None
+
+
+def native_candidate(fn, profile, count_ops=False):
     # (candidate, None) or (None, (gate, why)). Gate 1 for native code: the same source,
     # compiled to bytecode, must pass the verifier under fn's profile and use exactly
     # fn's global names, so the twin is fn's code and holds no other capability. Its
@@ -77,6 +91,10 @@ def native_candidate(fn, profile):
             return None, ("source", "uses '%s'" % word)
     if _source.nested(fn):
         return None, ("source", "a def inside a def: each call makes a new function object")
+    if count_ops:
+        why = _counted_refusal(fn, src)
+        if why:
+            return None, ("budget", why)
     try:
         twin_bc = _source.compile_def(fn, src, False)
         why = vm.check(twin_bc, profile)
@@ -84,7 +102,7 @@ def native_candidate(fn, profile):
             why = "its source uses other globals than the running code"
         if why:
             return None, ("verify", why)
-        twin = _source.compile_def(fn, src, True)
+        twin = _source.compile_def(fn, src, True, True, count_ops)
         new = _journal.digest(_rw.machine_code(twin))
     except Exception as e:  # noqa: BLE001 - any failure to compile refuses the twin
         return None, ("compile", "%s: %s" % (type(e).__name__, e))
@@ -102,7 +120,7 @@ BUDGETED_KINDS = tuple(k for k in _rw.KINDS if k != "cache")
 def _candidate(fn, old, profile, kind, budgeted=False):
     # The candidate of this kind if it passes gate 1, else the journal entry saying why.
     if kind == "native":
-        cand, refused = native_candidate(fn, profile)
+        cand, refused = native_candidate(fn, profile, budgeted)
         if cand is None:
             return _journal.add(fn, "rejected", refused[0], old, None, [], None, refused[1],
                                 "native")
@@ -119,20 +137,22 @@ def _candidate(fn, old, profile, kind, budgeted=False):
     return Rewrite(fn, edits, new)
 
 
-# Why Locus code (gated under a budget) gets no native twin: the ops a budget counts.
-NATIVE_BUDGET = ("native code meets the ops budget only at loop back edges, where the VM"
-                 " counts every call and jump: a Locus's ops budget would stop it elsewhere")
+# Words whose code a twin cannot count ops for as the VM does (_counted_refusal).
+COUNTED_REFUSE = ("try:", "except", "finally", "with ", "yield")
+# Why budgeted code other than a Locus's step gets no twin (loci/python/opt_locus.py).
+NATIVE_BUDGET = ("only a Locus's step gets a twin: the mesh calls it, so each Locus's"
+                 " step can be given a copy bound to its namespace")
 
 
-def _kinds(fn, budgeted=False):
+def _kinds(fn, budgeted=False, twin=True):
     # The candidate kinds to gate, in order: the one an earlier boot swapped in first
     # (_experience), so that when it passes again the other is not gated at all. A native
-    # function has one: its twin from the second tier. Budgeted (Locus) code has one: its
-    # in-place rewrite, which keeps every opcode that counts an op (gate 2 checks).
+    # function has one: its twin from the second tier. Budgeted (Locus) code: its
+    # in-place rewrite, and a twin that counts ops as the VM does when `twin`.
     if type(fn) is _source.NATIVE:
         return ["native"], None
     if budgeted:
-        return ["rewrite"], None
+        return (["rewrite", "native"] if twin and opt.native_promotion else ["rewrite"]), None
     kinds = ["rewrite", "native"] if opt.native_promotion else ["rewrite"]
     h = _experience.hint(fn)
     first = h and h["swapped"]
@@ -146,7 +166,7 @@ def _reject(fn, cand, old, gate, gain, why):
     return _journal.add(fn, "rejected", gate, old, cand.new, cand.edits, gain, why, cand.kind)
 
 
-def gate(fn, profile, inputs, limits=None):
+def gate(fn, profile, inputs, limits=None, twin=True):
     # Every candidate (the in-place rewrite, the native twin) goes through the gates on
     # its own; of those that pass, the fastest is swapped in and the others are journaled
     # as rejected. Returns the swap's entry, else the last rejection. With `limits` (a
@@ -157,8 +177,8 @@ def gate(fn, profile, inputs, limits=None):
     inputs = [a for a in inputs if _values.clone(a) is not None]
     last = None
     passed = []  # (ratio, candidate, gate miss rate)
-    kinds, hinted = _kinds(fn, limits is not None)
-    if limits is not None and opt.native_promotion and type(fn) is not _source.NATIVE:
+    kinds, hinted = _kinds(fn, limits is not None, twin)
+    if limits is not None and opt.native_promotion and not twin:
         last = _journal.add(fn, "rejected", "budget", old, None, [], None, NATIVE_BUDGET,
                             "native")
     for kind in kinds:
@@ -223,6 +243,16 @@ def rollback(swap_id, reason="console"):
     got = _journal.code_digest(fn)
     verdict = "rolled back" if got == s.old else "rollback digest mismatch"
     return _journal.add(fn, verdict, None, s.new, got, cand.edits, None, reason, cand.kind)
+
+
+def live_swap(swap_id):
+    """The Swap in place under journal id `swap_id` (its candidate, .cand, may be
+    wrapped by the caller that asked for it: loci/python/opt_locus.py), or None."""
+    return live.get(swap_id)
+
+
+def live_swaps():
+    return list(live.values())
 
 
 def swaps():

@@ -392,6 +392,35 @@ static mp_obj_t rw_tier_fn(mp_obj_t flag) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(rw_tier_obj, rw_tier_fn);
 
+// count_ops(flag): compile twins that count a budget's ops as the VM does (vm/patches/0023)
+// while set; the optimiser sets it around compiling a twin of Locus code. Returns the
+// previous setting.
+static mp_obj_t rw_count_ops_fn(mp_obj_t flag) {
+    bool was = mp_native_count_ops;
+    mp_native_count_ops = mp_obj_is_true(flag);
+    return mp_obj_new_bool(was);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_count_ops_obj, rw_count_ops_fn);
+
+// rebind(fn, globals) -> a copy of native function fn whose globals are `globals`: the
+// same machine code, constants and defaults (loci/python/opt_locus.py gives each Locus
+// a twin of its step bound to its own namespace).
+static mp_obj_t rw_rebind_fn(mp_obj_t fn, mp_obj_t globals) {
+    if (!mp_obj_is_exact_type(fn, &mp_type_fun_native) || !mp_obj_is_type(globals, &mp_type_dict)) {
+        mp_raise_TypeError(MP_ERROR_TEXT("_rw.rebind: a native function and a dict"));
+    }
+    const mp_obj_fun_bc_t *f = MP_OBJ_TO_PTR(fn);
+    size_t n = gc_nbytes(f);
+    mp_obj_fun_bc_t *g = m_malloc(n);
+    memcpy(g, f, n);
+    mp_module_context_t *c = m_new_obj(mp_module_context_t);
+    *c = *f->context;
+    c->module.globals = MP_OBJ_TO_PTR(globals);
+    g->context = c;
+    return MP_OBJ_FROM_PTR(g);
+}
+static MP_DEFINE_CONST_FUN_OBJ_2(rw_rebind_obj, rw_rebind_fn);
+
 // watch(fn, types): note the first exception type not in `types` escaping a call of fn
 // (rw_watch.c); False when the table is full. unwatch(fn). raised(fn): that type, or None.
 static mp_obj_t rw_watch_fn(mp_obj_t fn, mp_obj_t types) {
@@ -432,6 +461,8 @@ static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_native_file), MP_ROM_PTR(&rw_native_file_obj) },
     { MP_ROM_QSTR(MP_QSTR_source_of), MP_ROM_PTR(&rw_source_of_obj) },
     { MP_ROM_QSTR(MP_QSTR_tier), MP_ROM_PTR(&rw_tier_obj) },
+    { MP_ROM_QSTR(MP_QSTR_count_ops), MP_ROM_PTR(&rw_count_ops_obj) },
+    { MP_ROM_QSTR(MP_QSTR_rebind), MP_ROM_PTR(&rw_rebind_obj) },
     { MP_ROM_QSTR(MP_QSTR_watch), MP_ROM_PTR(&rw_watch_obj) },
     { MP_ROM_QSTR(MP_QSTR_unwatch), MP_ROM_PTR(&rw_unwatch_obj) },
     { MP_ROM_QSTR(MP_QSTR_raised), MP_ROM_PTR(&rw_raised_obj) },

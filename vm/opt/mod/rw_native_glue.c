@@ -73,6 +73,27 @@ void mp_native_poll_twin(void) {
     poll();
 }
 
+// ---- twins that count a budget's ops as the VM does (vm/patches/0023) ---------------------
+
+// Set only while the optimiser compiles a twin for budgeted (Locus) code. Then every
+// jump-class opcode polls, where the VM runs MICROPY_VM_HOOK_LOOP (after the jump's test,
+// on both of its edges), and the function's entry charges what MICROPY_VM_HOOK_INIT does;
+// loop back edges no longer poll on their own.
+bool mp_native_count_ops;
+
+// A conditional jump's poll, between its test and the jump: the test's result passes
+// through unchanged.
+mp_uint_t mp_native_poll_keep(mp_uint_t truth) {
+    poll();
+    return truth;
+}
+
+// A counted function's entry, after its arguments are in place: one op, and a stop
+// that is due lands here, as at the VM's frame entry.
+void mp_native_entry_charge(void) {
+    MICROPY_VM_HOOK_INIT
+}
+
 // A local read before it is bound, or after `del` (vm/patches/0009 checks each load):
 // the exception the bytecode VM's LOAD_FAST raises.
 void mp_native_unbound_local(void) {

@@ -19,6 +19,7 @@ void rw_native_heat_reset(void);
 // recognise (rw_native_glue.c). Allocates nothing.
 #include <stdbool.h>
 extern bool mp_native_direct_calls;
+extern bool mp_native_count_ops;
 void rw_native_tier_init(void);
 
 #endif
