@@ -32,7 +32,8 @@ rewrite-suite: rewrite-oracle
 # built with both on and both off, runs REWRITE_DIRS with every function compiled by
 # the native emitter (run-tests.py --emit native), and the `on` build runs them again
 # with every function compiled as the optimiser's second tier (0021,
-# LOCIOS_NATIVE_TIER=1); the same tests must pass and fail in all three.
+# LOCIOS_NATIVE_TIER=1), and once more also counting a budget's ops as a Locus step's
+# twin does (0023, LOCIOS_NATIVE_COUNT=1); the same tests must pass and fail in all four.
 #   make native-suite  -> $(BUILD)/host/native/suite.json
 NATIVE_ON_BUILD := $(abspath $(BUILD)/host/native/unix-on)
 NATIVE_OFF_BUILD := $(abspath $(BUILD)/host/native/unix-off)

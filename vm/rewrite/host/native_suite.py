@@ -4,7 +4,8 @@
 promotion's emitter changes on (back-edge polls, vm/patches/0008; small-int fast paths,
 call-site caches and unbound-local checks, 0009), one with them off; and the `on` build
 again compiling everything as the optimiser's second tier compiles twins (direct calls
-and iteration, 0021). Every test must get the same verdict from all three, and the `on`
+and iteration, 0021), and once more as it compiles a Locus step's twin (every jump polls,
+the entry charges an op, 0023). Every test must get the same verdict from all four, and the `on`
 build must also pass the unbound-local tests run-tests.py skips for native code (make
 native-suite).
 
@@ -41,9 +42,11 @@ def unbound_checks(binary: Path, tree: Path) -> dict[str, bool]:
 
 
 # The builds' runs: `tier` is the `on` build compiling all native code as the optimiser's
-# second tier compiles its twins (direct calls and iteration, vm/patches/0021).
-RUNS = ("off", "on", "tier")
+# second tier compiles its twins (direct calls and iteration, vm/patches/0021); `counted`
+# also as it compiles a Locus step's twin, counting a budget's ops (vm/patches/0023).
+RUNS = ("off", "on", "tier", "counted")
 TIER_ENV = {"LOCIOS_NATIVE_TIER": "1"}
+COUNTED_ENV = {"LOCIOS_NATIVE_TIER": "1", "LOCIOS_NATIVE_COUNT": "1"}
 
 
 def run(binary: Path, tree: Path, dirs: list[str], files: list[str] | None = None,
@@ -62,7 +65,8 @@ def main() -> int:
     args = ap.parse_args()
     dirs = args.dirs.split(",")
     report: dict = {"dirs": dirs}
-    how = {"off": (args.off, None), "on": (args.on, None), "tier": (args.on, TIER_ENV)}
+    how = {"off": (args.off, None), "on": (args.on, None), "tier": (args.on, TIER_ENV),
+           "counted": (args.on, COUNTED_ENV)}
     for name in RUNS:
         binary, env = how[name]
         print(f"native-suite: {name}: run-tests.py --emit native -d {' '.join(dirs)}",

@@ -3,7 +3,9 @@
 // before main, so every function of a test is rewritten at its first call; with
 // LOCIOS_RW_STATS=<file>, the counters are appended to that file at exit (one line).
 // LOCIOS_NATIVE_TIER=1 compiles all native code as the optimiser's second tier compiles
-// its twins (direct calls and iteration, vm/patches/0021; make native-suite).
+// its twins (direct calls and iteration, vm/patches/0021; make native-suite), and
+// LOCIOS_NATIVE_COUNT=1 as it compiles a Locus step's twin (every jump polls, the entry
+// charges an op: vm/patches/0023).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +18,10 @@ __attribute__((constructor)) static void rw_unix_tier_from_env(void) {
     if (v != NULL && strcmp(v, "1") == 0) {
         rw_native_tier_init();
         mp_native_direct_calls = true;
+    }
+    v = getenv("LOCIOS_NATIVE_COUNT");
+    if (v != NULL && strcmp(v, "1") == 0) {
+        mp_native_count_ops = true;
     }
 }
 
