@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `_mesh.Ctx`: the one handle a Locus's code receives (loci/MESH.md, "What ctx offers").
-// The common uses are one C call each: a sense, a deposit on a grid, around, gradient
-// and goto check their arguments, the capability (loci/mod/modcap.h) and the field here.
+// The common uses are one C call each: a sense, a deposit on a grid, around, gradient,
+// top and goto check their arguments, the capability (loci/mod/modcap.h) and the field here.
 // Anything else, and every argument these do not take as given (a list for a cell, a
 // cell off the grid, an unknown flavour, a keyed deposit), goes unchanged to the Python
 // method of loci/python/mesh.py that defines the call, before anything has happened;
@@ -252,9 +252,24 @@ static mp_obj_t ctx_goto(mp_obj_t self, mp_obj_t x, mp_obj_t y) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ctx_goto_obj, ctx_goto);
 
+// top(flavour, k): the k (at most 64) highest keys of a flavour, checked as a sense of
+// the whole flavour (Mesh._top). A k that is not a small int goes to Python.
 static mp_obj_t ctx_top(mp_obj_t self, mp_obj_t flavour, mp_obj_t k) {
+    mesh_ctx_t *c = ctx_of(self);
+    int i = mesh_flavour_index(c->f, flavour);
+    if (i >= 0 && mp_obj_is_small_int(k)) {
+        cap_req_t req;
+        req_init(&req, CAP_SENSE, i);
+        check(c, &req, flavour);
+        mp_int_t n = MP_OBJ_SMALL_INT_VALUE(k);
+        mp_obj_t dest[4];
+        mp_load_method(c->field, MP_QSTR_topk, dest);
+        dest[2] = flavour;
+        dest[3] = MP_OBJ_NEW_SMALL_INT(n < 64 ? n : 64);
+        return mp_call_method_n_kw(2, 0, dest);
+    }
     mp_obj_t a[2] = { flavour, k };
-    return by_python(ctx_of(self), MP_QSTR__top, 2, a);
+    return by_python(c, MP_QSTR__top, 2, a);
 }
 static MP_DEFINE_CONST_FUN_OBJ_3(ctx_top_obj, ctx_top);
 
