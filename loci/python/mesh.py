@@ -71,6 +71,7 @@ class Mesh:
         self.failed = 0
         self.paused = True
         self.envs = []
+        self.raise_hooks = []         # fn(record, exception) for a step that raised
         self.respawns = []
         self.starting = []
         self.last_order = []          # ids stepped in the last round, in order
@@ -243,6 +244,9 @@ class Mesh:
         # nothing spawned or starting, status OK, kept_bound within budget.kept and no
         # retirement asked, this does nothing (modmesh.c's steps() skips the call then).
         b = r.budget
+        if st == _budget.RAISED and self.raise_hooks:
+            for hook in self.raise_hooks:   # opt_locus watches its twins' raises
+                hook(r, val)
         if self.next_id != first_new or self.starting:
             self._settle(first_new)
         if st == _budget.OK:

@@ -299,6 +299,9 @@ class LociTwin:
         self.inner, self.m, self.cid = inner, m, cid
         self.new, self.raises, self.fn = inner.new, inner.raises, inner.fn
         self.copies = []  # (record, the twin copy its step_fn was set to)
+        self.seen = None  # the first exception type a copy raised that the gates never saw
+        if _on_raise not in m.raise_hooks:
+            m.raise_hooks.append(_on_raise)
 
     def apply(self):
         self.inner.apply()
@@ -322,7 +325,34 @@ class LociTwin:
 
 def refresh(m):
     """Give Loci spawned since a step's twin was swapped in their copy of it."""
-    for s in opt.live_swaps():
+    for _sid, s in opt.live_swaps():
         c = s.cand
         if type(c) is LociTwin and c.m is m and c.copies:
             c.refresh()
+
+
+def _on_raise(r, exc):
+    # A Locus's step raised (mesh.raise_hooks): note the type if it came out of a twin's
+    # copy and is one the twin's gates never saw raised, as the watch does for every
+    # other swap (vm/opt/mod/rw_watch.c; the mesh calls a copy directly, not through a
+    # promoted function's call slot).
+    if not isinstance(exc, Exception):
+        return
+    for _sid, s in opt.live_swaps():
+        c = s.cand
+        if type(c) is LociTwin and c.seen is None and type(exc) not in c.raises and \
+                any(r is rec and r.step_fn is copy for rec, copy in c.copies):
+            c.seen = type(exc)
+
+
+def check(m):
+    """Roll back each step twin of mesh m whose copies raised an exception type its
+    gates never saw (what opt.check() does for the swaps it watches). Returns the
+    rollback entries."""
+    out = []
+    for sid, s in opt.live_swaps():
+        c = s.cand
+        if type(c) is LociTwin and c.m is m and c.seen is not None:
+            out.append(opt.rollback(sid, "raised %s, a type its gates never saw"
+                                    % c.seen.__name__))
+    return out

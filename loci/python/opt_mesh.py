@@ -109,6 +109,8 @@ class Server:
         self.produced += 1
         if self.loci:
             opt_locus.refresh(self.m)   # Loci spawned since a step's twin was swapped in
+            for e in opt_locus.check(self.m):   # twins whose copies raised a new type
+                self._note(None, e["function"], None, e["verdict"], e["detail"], e["id"])
         if opt.swaps():
             opt.check()   # the rollback rules, for the swaps made here too
         self.produce_cycles += kernel.cycles() - t0
@@ -159,7 +161,7 @@ class Server:
             self.lost += 1
 
     def _note(self, key, fn, lid, verdict, gate, jid):
-        name = None if fn is None else fn.__name__
+        name = fn if fn is None or type(fn) is str else fn.__name__
         self.log.append((self.m.rounds, key, name, lid, verdict, gate, jid))
         if len(self.log) > LOG:
             self.log.pop(0)

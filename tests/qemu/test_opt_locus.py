@@ -66,6 +66,21 @@ def test_a_step_twin_counts_ops_as_the_vm_and_runs_in_every_locus(g):
     assert val(g, "all(r.step_fn is r.ns['step'] for r in M1.loci.values() if r.ns)")
 
 
+def test_a_step_twin_that_raises_a_new_type_live_is_rolled_back(g):
+    g.paste("""
+M3 = colony(BOOM, 5, n=4, tight=0)
+M3.run(25)
+E3 = [opt_locus.attempt(M3, fn) for k, fn, a in opt_locus.hot(M3) if fn.__name__ == 'step']
+M3.run(20)
+R3 = opt_locus.check(M3)
+""", timeout=600)
+    e = val(g, "E3[0]")
+    assert (e["verdict"], e["kind"]) == ("swapped", "native"), e
+    r = val(g, "[(x['verdict'], x['detail']) for x in R3]")
+    assert r == [("rolled back", "raised KeyError, a type its gates never saw")], r
+    assert val(g, "all(x.step_fn is x.ns['step'] for x in M3.loci.values() if x.ns)")
+
+
 def test_a_budget_still_stops_a_locus_in_rewritten_code(g):
     # A new Locus of the same source runs the swapped code at once; its steps loop far
     # past its ops budget, and the budget stops every one of them.

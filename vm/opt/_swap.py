@@ -252,7 +252,8 @@ def live_swap(swap_id):
 
 
 def live_swaps():
-    return list(live.values())
+    """[(id, Swap)] of the swaps in place."""
+    return sorted(live.items())
 
 
 def swaps():

@@ -84,3 +84,14 @@ def stress(seed=7, rounds=120, every=8):
     off = marks(colony(src, seed), rounds)
     on = marks(colony(src, seed), rounds, toggler(every))
     return off, on
+# A step whose twin meets, live, an exception its gates never saw: at tick 40 and later
+# it raises KeyError, and the gates run earlier.
+BOOM = '''
+def step(ctx):
+    s = 0
+    for i in range(20):
+        s += i * ctx.id
+    if ctx.tick >= 40:
+        raise KeyError(s)
+    ctx.deposit("g", 0.1)
+'''
