@@ -85,7 +85,7 @@ include vm/rewrite-check.mk
 $(PORT_LIB): $(SETUP_STAMP) $(VM_PATCH_STAMP) FORCE
 	@$(MAKE) --no-print-directory -C port \
 		BUILD=$(abspath $(BUILD)/port) MICROPY_DIR=$(abspath $(VM_MICROPY_DIR)) \
-		KERNEL_INC=$(abspath kernel) $(abspath $(PORT_LIB))
+		KERNEL_INC=$(abspath kernel) ROMFS_PYTHON=$(abspath $(PY)) $(abspath $(PORT_LIB))
 
 # ---- Final kernel link, in two stages --------------------------------------------------
 # Stage 1 links with an empty symbol table; tools/build/symtab.py turns its symbols into a

@@ -73,6 +73,10 @@
 // (mp_port_commit_exec).
 #define MICROPY_VFS                    (1)
 #define MICROPY_READER_VFS             (1)
+// The sources of the frozen modules, a ROM filesystem in the image (port/romfs.c),
+// mounted read-only at /rom by mp_init (py/runtime.c), which also appends /rom and
+// /rom/lib to sys.path (every module there is frozen too, and found frozen first).
+#define MICROPY_VFS_ROM                (1)
 // FAT and littlefs (enabled in port/Makefile) work on any block device object, e.g. a
 // RAM disk written in Python, until LociOS has a disk driver. FAT as the unix port has
 // it: long names (code page 437), a current directory per volume, 4 KiB sectors.

@@ -81,6 +81,14 @@ WATCH_MAX = 256
 AUTO_PERIOD_MS = 500
 # Whether the optimiser also tries native twins (set False to measure rewrites alone).
 native_promotion = True
+# Whether frozen code (the image's own modules: the mesh, the colonies, the console's
+# helpers) is a candidate: rewritten in a heap copy of its code, twinned from its source
+# in the ROM filesystem. The optimiser's own modules never are (_policy._own_code).
+FROZEN = True
+# Frozen modules that are never candidates: they write to disks or drive the console,
+# and the gates' replays would do that again (asyncio: its loop must not be re-entered).
+FROZEN_SKIP = ("_boot", "storage", "gpt", "audit_store", "lo", "lo_page", "lo_store",
+               "asyncio")
 # Whether verdicts of earlier boots (/data/opt/journal) guide this one (_experience).
 EXPERIENCE = True
 

@@ -72,9 +72,36 @@ def _namespaces():
             yield d
 
 
+def _own_code(g):
+    # Whether g is the globals of the optimiser's own code (this package, the optimiser
+    # Loci and the profiler's helper): it is never its own candidate, since the gates
+    # and swaps run it while they judge it.
+    name = g.get("__name__", "")
+    return name == "opt" or name.startswith(("opt.", "opt_")) or name == "prof"
+
+
+def _code_refusal(fn):
+    # Why fn's code is not the optimiser's to take, or None. Code that is not a heap
+    # block of its own (frozen, or a .mpy file's read in place) gets one here: only fn
+    # then runs the copy, and its rewrites change only fn.
+    g = fn.__globals__
+    if _own_code(g):
+        return "the optimiser's own code"
+    if _source.is_frozen(fn):
+        name = g.get("__name__", "")
+        if not opt.FROZEN:
+            return "frozen code, and opt.FROZEN is off"
+        if name.split(".")[0] in opt.FROZEN_SKIP:
+            return "module %s writes to disks or drives the console (opt.FROZEN_SKIP)" % name
+    if not _source.own(fn):
+        return "its code has no end to copy it by"
+    return None
+
+
 def _eligible(fn):
-    # Plain bytecode (and generator) functions on the heap, and native functions whose
-    # def is kept, of trusted code, that delete no globals. The gates call them again:
+    # Plain bytecode (and generator) functions, frozen ones in a heap copy (_source.own),
+    # and native functions whose def is kept, of trusted code other than the optimiser's
+    # own, that delete no globals. The gates call them again:
     # the globals they store are saved first, compared after the old and the new code
     # ran, and put back (_gates).
     native = type(fn) is _source.NATIVE
@@ -89,8 +116,8 @@ def _eligible(fn):
             ok = (opt.native_promotion and _trusted(fn.__globals__)
                   and _source.def_source(fn) is not None)
         else:
-            _rw.start(fn)
-            ok = _trusted(fn.__globals__)
+            ok = _trusted(fn.__globals__) and _code_refusal(fn) is None
+            _rw.start(fn)  # raises for code still not in a heap block of its own
         ok = ok and not _gates.names(fn)[2]
     except (ValueError, TypeError):
         ok = False
@@ -161,6 +188,10 @@ def attempt(fn, profile="trusted"):
     if _recording is not None and _recording is not fn:
         return None
     if _recording is None:
+        why = _code_refusal(fn) if type(fn) in _gates.PLAIN else None
+        if why is not None:
+            return _decide(fn, _journal.add(fn, "rejected", "frozen", None, None, [], None,
+                                            why, "any"))
         why = _experience.refusal(fn)
         if why is not None:
             return _decide(fn, _journal.add(fn, "rejected", "experience",

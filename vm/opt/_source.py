@@ -69,6 +69,41 @@ def has_generator_expression(src):
     return False
 
 
+# Functions now running a heap copy of code they did not own (_rw.own): id -> (fn,
+# whether the code was frozen); holding fn keeps its id from being reused. Frozen code's
+# source is the image's, in the ROM filesystem.
+owned = {}
+# Where the image's ROM filesystem (port/romfs.mk) is mounted: the sources of the frozen
+# modules, by the names their code was compiled under (mesh.py, opt/_gates.py, ...).
+ROM = "/rom/"
+
+
+def own(fn):
+    """Gives fn a heap copy of its code to be rewritten in when its code is not a heap
+    block of its own (frozen, or a .mpy file's left in place: _rw.own). False when the
+    code does not decode to a closed end."""
+    try:
+        frozen = _rw.frozen(fn)
+        if _rw.own(fn):
+            owned[id(fn)] = (fn, frozen)
+    except ValueError:
+        return False
+    return True
+
+
+def is_frozen(fn):
+    # Whether fn's code came from the image (frozen), copied to the heap since or not.
+    if type(fn) is NATIVE:
+        return False
+    o = owned.get(id(fn))
+    if o is not None and o[0] is fn:
+        return o[1]
+    try:
+        return _rw.frozen(fn)
+    except TypeError:
+        return False
+
+
 def where(fn):
     # (file, line of fn's first instruction). Native code has no line table: its def is
     # looked for in the whole text it was compiled from (_native_def_lines).
@@ -77,8 +112,18 @@ def where(fn):
     return _prof.where(fn, 0)[1:3]
 
 
-def _texts(file):
+def _texts(file, frozen=False):
     # (lines) of each text of this file name: the kept ones, newest first, then the file.
+    # Frozen code's only text is the image's own, in the ROM filesystem.
+    if frozen:
+        try:
+            with open(ROM + file, "rb") as f:
+                lines = _lines(f.read())
+        except OSError:
+            return
+        if lines is not None:
+            yield lines
+        return
     for src_name, data in _rw.sources() + [(file, None)]:
         if src_name != file:
             continue
@@ -122,7 +167,7 @@ def _def_lines(fn):
         return _native_def_lines(fn)
     name = _journal.name(fn)
     file, line = where(fn)
-    for lines in _texts(file):
+    for lines in _texts(file, is_frozen(fn)):
         found = _defs(lines, name, line)
         if found:
             return lines, found[0]

@@ -15,6 +15,8 @@
 #include "rw_aggr.h"
 #include "rw_exec.h"
 #include "rw_native_heat.h"
+#include "rw_own.h"
+#include "vrf_config.h"
 #include "rw_plan.h"
 #include "rw_promote.h"
 #include "rw_record.h"
@@ -216,6 +218,47 @@ static mp_obj_t rw_code_id_fn(mp_obj_t fn) {
     return mp_obj_new_int_from_uint((uintptr_t)get_code(fn).code);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(rw_code_id_obj, rw_code_id_fn);
+
+// The most a frozen function's opcodes may take (the verifier's bound on any code).
+#define RW_OWN_MAX (VRF_MAX_CODE)
+
+// _rw.own(fn) -> True when fn ran code it does not own, and now runs a heap copy of it
+// (rw_own.c); False when its code was a heap block of its own already. Code not owned:
+// frozen code, in the image's read-only memory, and code a .mpy file left in the buffer
+// it was read from (one mounted with vfs.VfsRom, say). ValueError when the code does
+// not decode to a closed prefix (nothing changes then).
+static mp_obj_t rw_own_fn(mp_obj_t fn) {
+    mp_obj_fun_bc_t *f = get_fun(fn);
+    if (gc_nbytes(f->bytecode) != 0) {
+        return mp_const_false;
+    }
+    if (gc_nbytes(f) == 0) {
+        mp_raise_ValueError(MP_ERROR_TEXT("_rw.own: the function object itself is frozen"));
+    }
+    const byte *ip = f->bytecode;
+    MP_BC_PRELUDE_SIG_DECODE(ip);
+    MP_BC_PRELUDE_SIZE_DECODE(ip);
+    size_t off = (size_t)(ip - f->bytecode) + n_info + n_cell;
+    size_t len = rw_reachable_len(f->bytecode + off, RW_OWN_MAX);
+    if (len == 0) {
+        mp_raise_ValueError(MP_ERROR_TEXT("_rw.own: frozen code with no closed end"));
+    }
+    // A zero byte after the last instruction: where rw_code_end stops on heap code.
+    byte *copy = m_new(byte, off + len + 1);
+    memcpy(copy, f->bytecode, off + len);
+    memset(copy + off + len, 0, gc_nbytes(copy) - off - len);
+    f->bytecode = copy;
+    return mp_const_true;
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_own_obj, rw_own_fn);
+
+// _rw.frozen(fn) -> whether fn's bytecode is the image's (frozen): outside the GC heap.
+static mp_obj_t rw_frozen_fn(mp_obj_t fn) {
+    const byte *bc = get_fun(fn)->bytecode;
+    return mp_obj_new_bool(bc < MP_STATE_MEM(area).gc_pool_start ||
+                           bc >= MP_STATE_MEM(area).gc_pool_end);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_frozen_obj, rw_frozen_fn);
 
 // _rw.start(fn) -> offset of fn's first opcode in its fun_data (vm.bytecode(fn)), where
 // the plan's offsets start.
@@ -449,6 +492,8 @@ static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_stats), MP_ROM_PTR(&rw_stats_obj) },
     { MP_ROM_QSTR(MP_QSTR_start), MP_ROM_PTR(&rw_start_obj) },
     { MP_ROM_QSTR(MP_QSTR_code_id), MP_ROM_PTR(&rw_code_id_obj) },
+    { MP_ROM_QSTR(MP_QSTR_own), MP_ROM_PTR(&rw_own_obj) },
+    { MP_ROM_QSTR(MP_QSTR_frozen), MP_ROM_PTR(&rw_frozen_obj) },
     { MP_ROM_QSTR(MP_QSTR_record), MP_ROM_PTR(&rw_record_obj) },
     { MP_ROM_QSTR(MP_QSTR_recorded), MP_ROM_PTR(&rw_recorded_obj) },
     { MP_ROM_QSTR(MP_QSTR_promote), MP_ROM_PTR(&rw_promote_obj) },
