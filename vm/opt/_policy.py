@@ -72,12 +72,16 @@ def _namespaces():
             yield d
 
 
+# The optimiser's own modules besides this package: the optimiser Loci and their server,
+# and the profiler's console helper.
+OWN_MODULES = ("opt_mesh", "opt_locus", "prof")
+
+
 def _own_code(g):
-    # Whether g is the globals of the optimiser's own code (this package, the optimiser
-    # Loci and the profiler's helper): it is never its own candidate, since the gates
-    # and swaps run it while they judge it.
+    # Whether g is the globals of the optimiser's own code: it is never its own
+    # candidate, since the gates and swaps run it while they judge it.
     name = g.get("__name__", "")
-    return name == "opt" or name.startswith(("opt.", "opt_")) or name == "prof"
+    return name == "opt" or name.startswith("opt.") or name in OWN_MODULES
 
 
 def _code_refusal(fn):

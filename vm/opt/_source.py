@@ -73,7 +73,7 @@ def has_generator_expression(src):
 # whether the code was frozen); holding fn keeps its id from being reused. Frozen code's
 # source is the image's, in the ROM filesystem.
 owned = {}
-# Where the image's ROM filesystem (port/romfs.mk) is mounted: the sources of the frozen
+# Where the image's ROM filesystem (port/romfs.c) is mounted: the sources of the frozen
 # modules, by the names their code was compiled under (mesh.py, opt/_gates.py, ...).
 ROM = "/rom/"
 
