@@ -116,15 +116,8 @@ def _texts(file, frozen=False):
     # (lines) of each text of this file name: the kept ones, newest first, then the file.
     # Frozen code's only text is the image's own, in the ROM filesystem.
     if frozen:
-        try:
-            with open(ROM + file, "rb") as f:
-                lines = _lines(f.read())
-        except OSError:
-            return
-        if lines is not None:
-            yield lines
-        return
-    for src_name, data in _rw.sources() + [(file, None)]:
+        file = ROM + file
+    for src_name, data in ([] if frozen else _rw.sources()) + [(file, None)]:
         if src_name != file:
             continue
         if data is None:
