@@ -15,15 +15,14 @@
 #include "rw_aggr.h"
 #include "rw_exec.h"
 #include "rw_native_heat.h"
-#include "prof.h"
 #include "rw_own.h"
+#include "vrf_config.h"
 #include "rw_plan.h"
 #include "rw_promote.h"
 #include "rw_record.h"
 #include "rw_source.h"
 #include "rw_stats.h"
 #include "rw_watch.h"
-#include "vrf_config.h"
 
 // Layouts private to py/objclosure.c and py/objboundmeth.c, restated (1.25.0).
 typedef struct {
@@ -236,7 +235,10 @@ static mp_obj_t rw_own_fn(mp_obj_t fn) {
     if (gc_nbytes(f) == 0) {
         mp_raise_ValueError(MP_ERROR_TEXT("_rw.own: the function object itself is frozen"));
     }
-    size_t off = (size_t)(prof_code_start(f) - f->bytecode);
+    const byte *ip = f->bytecode;
+    MP_BC_PRELUDE_SIG_DECODE(ip);
+    MP_BC_PRELUDE_SIZE_DECODE(ip);
+    size_t off = (size_t)(ip - f->bytecode) + n_info + n_cell;
     size_t len = rw_reachable_len(f->bytecode + off, RW_OWN_MAX);
     if (len == 0) {
         mp_raise_ValueError(MP_ERROR_TEXT("_rw.own: frozen code with no closed end"));
