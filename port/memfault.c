@@ -73,7 +73,7 @@ static mp_obj_t port_mem_subscr(mp_obj_t self_in, mp_obj_t index, mp_obj_t value
             snprintf(what, sizeof what, "read of %u bytes", self->width);
             raise_efault(what, &fault, false);
         }
-        return mp_obj_new_int_from_ull(v);
+        return mp_obj_new_int_from_uint(v);
     }
     uint64_t v = self->width == 8 ? (uint64_t)mp_obj_int_get_uint_checked(value)
                                   : (uint64_t)mp_obj_get_int_truncated(value);

@@ -158,7 +158,7 @@ static mp_obj_t disk_ioctl(mp_obj_t self_in, mp_obj_t op_in, mp_obj_t arg_in) {
             check(o->dev, blk_flush(o->dev), 0, 1);
             return MP_OBJ_NEW_SMALL_INT(0);
         case MP_BLOCKDEV_IOCTL_BLOCK_COUNT:
-            return mp_obj_new_int_from_ull(o->dev->block_count);
+            return mp_obj_new_int_from_uint(o->dev->block_count);
         case MP_BLOCKDEV_IOCTL_BLOCK_SIZE:
             return MP_OBJ_NEW_SMALL_INT(o->dev->block_size);
         default:
@@ -172,7 +172,7 @@ static mp_obj_t disk_info(mp_obj_t self_in) {
     mp_obj_t t[4] = {
         mp_obj_new_str_from_cstr(o->dev->kind),
         MP_OBJ_NEW_SMALL_INT(o->dev->block_size),
-        mp_obj_new_int_from_ull(o->dev->block_count),
+        mp_obj_new_int_from_uint(o->dev->block_count),
         mp_obj_new_bool(o->dev->read_only),
     };
     return mp_obj_new_tuple(4, t);

@@ -35,7 +35,7 @@ static qstr mem_kind_name(uint32_t kind) {
 }
 
 static void dict_put(mp_obj_t dict, qstr key, uint64_t value) {
-    mp_obj_dict_store(dict, MP_OBJ_NEW_QSTR(key), mp_obj_new_int_from_ull(value));
+    mp_obj_dict_store(dict, MP_OBJ_NEW_QSTR(key), mp_obj_new_int_from_uint(value));
 }
 
 // memmap(): [(base, pages, kind), ...] as the loader reported it, sorted by base.
@@ -45,8 +45,8 @@ static mp_obj_t kernel_memmap(void) {
     for (uint32_t i = 0; i < bi->region_count && i < BOOTINFO_MAX_REGIONS; i++) {
         const struct bootinfo_mem_region *r = &bi->regions[i];
         mp_obj_t item[3] = {
-            mp_obj_new_int_from_ull(r->base),
-            mp_obj_new_int_from_ull(r->pages),
+            mp_obj_new_int_from_uint(r->base),
+            mp_obj_new_int_from_uint(r->pages),
             MP_OBJ_NEW_QSTR(mem_kind_name(r->kind)),
         };
         mp_obj_list_append(list, mp_obj_new_tuple(3, item));
@@ -103,14 +103,14 @@ static mp_obj_t kernel_qstrs(void) {
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_qstrs_obj, kernel_qstrs);
 
 static mp_obj_t kernel_uptime_ms(void) {
-    return mp_obj_new_int_from_ull(ktime_ms());
+    return mp_obj_new_int_from_uint(ktime_ms());
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_uptime_ms_obj, kernel_uptime_ms);
 
 // ticks(): timer periods since the timer started, measured by the TSC as of the last
 // timer interrupt (interrupts can arrive late or merged; see interrupts()['timer']).
 static mp_obj_t kernel_ticks(void) {
-    return mp_obj_new_int_from_ull(ktime_ticks());
+    return mp_obj_new_int_from_uint(ktime_ticks());
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_ticks_obj, kernel_ticks);
 
@@ -154,7 +154,7 @@ static mp_obj_t kernel_raise_spurious(void) {
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_raise_spurious_obj, kernel_raise_spurious);
 
 static mp_obj_t kernel_tsc_hz(void) {
-    return mp_obj_new_int_from_ull(ktime_tsc_hz());
+    return mp_obj_new_int_from_uint(ktime_tsc_hz());
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_tsc_hz_obj, kernel_tsc_hz);
 
@@ -176,20 +176,20 @@ static MP_DEFINE_CONST_FUN_OBJ_0(kernel_digest_obj, kernel_digest);
 // cycles(): the raw TSC, full width (time.ticks_cpu() wraps): for benchmarks that time
 // more than a fraction of a second.
 static mp_obj_t kernel_cycles(void) {
-    return mp_obj_new_int_from_ull(ktime_tsc());
+    return mp_obj_new_int_from_uint(ktime_tsc());
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_cycles_obj, kernel_cycles);
 
 // boot_cycles(): TSC cycles from the kernel's first instruction to the first prompt.
 static mp_obj_t kernel_boot_cycles(void) {
-    return mp_obj_new_int_from_ull(port_boot_cycles());
+    return mp_obj_new_int_from_uint(port_boot_cycles());
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_boot_cycles_obj, kernel_boot_cycles);
 
 // loader_cycles(): TSC cycles the loader spent from its start to the kernel jump.
 static mp_obj_t kernel_loader_cycles(void) {
     const struct bootinfo *bi = kboot_info();
-    return mp_obj_new_int_from_ull(bi->loader_tsc_exit - bi->loader_tsc_start);
+    return mp_obj_new_int_from_uint(bi->loader_tsc_exit - bi->loader_tsc_start);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_loader_cycles_obj, kernel_loader_cycles);
 
@@ -237,8 +237,8 @@ static mp_obj_t kernel_pci(void) {
         mp_obj_t bars = mp_obj_new_list(0, NULL);
         for (unsigned b = 0; b < 6; b++) {
             if (p->bar[b].size) {
-                mp_obj_t t[3] = { mp_obj_new_int_from_ull(p->bar[b].base),
-                                  mp_obj_new_int_from_ull(p->bar[b].size),
+                mp_obj_t t[3] = { mp_obj_new_int_from_uint(p->bar[b].base),
+                                  mp_obj_new_int_from_uint(p->bar[b].size),
                                   mp_obj_new_bool(p->bar[b].io) };
                 mp_obj_list_append(bars, mp_obj_new_tuple(3, t));
             }
@@ -311,7 +311,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(kernel_crash_obj, kernel_crash);
 
 // faults_recovered(): CPU exceptions turned into Python exceptions since boot.
 static mp_obj_t kernel_faults_recovered(void) {
-    return mp_obj_new_int_from_ull(kfault_recovered());
+    return mp_obj_new_int_from_uint(kfault_recovered());
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_faults_recovered_obj, kernel_faults_recovered);
 
@@ -366,7 +366,7 @@ static mp_obj_t kernel_console_bench(void) {
     if (!kcon_screen_bench(&full, &scroll)) {
         return mp_const_none;
     }
-    mp_obj_t t[2] = { mp_obj_new_int_from_ull(full), mp_obj_new_int_from_ull(scroll) };
+    mp_obj_t t[2] = { mp_obj_new_int_from_uint(full), mp_obj_new_int_from_uint(scroll) };
     return mp_obj_new_tuple(2, t);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(kernel_console_bench_obj, kernel_console_bench);

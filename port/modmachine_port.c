@@ -16,7 +16,7 @@ static MP_DEFINE_CONST_FUN_OBJ_0(machine_hard_reset_obj, machine_hard_reset);
 // freq(): the calibrated TSC rate in Hz (invariant TSC: the nominal core clock). The
 // frequency cannot be changed.
 static mp_obj_t machine_tsc_freq(void) {
-    return mp_obj_new_int_from_ull(ktime_tsc_hz());
+    return mp_obj_new_int_from_uint(ktime_tsc_hz());
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(machine_tsc_freq_obj, machine_tsc_freq);
 

@@ -317,7 +317,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(ctx_random_obj, ctx_random);
 // log(text): a line in its log ring, stamped with the field's tick.
 static mp_obj_t ctx_log(mp_obj_t self, mp_obj_t text) {
     mesh_ctx_t *c = ctx_of(self);
-    mesh_record_add_log(c->rec, mp_obj_new_int_from_ull(c->f->tick), text);
+    mesh_record_add_log(c->rec, mp_obj_new_int_from_uint(c->f->tick), text);
     return mp_const_none;
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(ctx_log_obj, ctx_log);

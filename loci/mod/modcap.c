@@ -89,7 +89,7 @@ static uint64_t get_u64(mp_obj_t o, const char *what) {
 }
 
 static mp_obj_t u64_obj(uint64_t v) {
-    return mp_obj_new_int_from_ull(v);
+    return mp_obj_new_int_from_uint(v);
 }
 
 static void get_pair(mp_obj_t o, const char *what, size_t n, mp_obj_t **items) {

@@ -228,7 +228,7 @@ static MP_DEFINE_CONST_FUN_OBJ_1(field_flavours_obj, field_flavours);
 static mp_obj_t field_info(mp_obj_t self_in) {
     field_t *f = &modfield_self(self_in)->f;
     mp_obj_t d = mp_obj_new_dict(10);
-#define PUT(k, v) mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_##k), mp_obj_new_int_from_ull(v))
+#define PUT(k, v) mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_##k), mp_obj_new_int_from_uint(v))
     PUT(tick, f->tick);
     PUT(journal_next, f->journal_next);
     PUT(journal_oldest, field_journal_oldest(f));

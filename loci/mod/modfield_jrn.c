@@ -41,8 +41,8 @@ static mp_obj_t journal_info(mp_obj_t jrn) {
     mp_get_buffer_raise(jrn, &b, MP_BUFFER_READ);
     field_journal_info_t ji;
     modfield_check(field_journal_check(b.buf, b.len, &ji), "journal_info");
-    mp_obj_t t[5] = { mp_obj_new_int_from_ull(ji.first_seq), mp_obj_new_int_from_uint(ji.count),
-                      mp_obj_new_int_from_ull(ji.lost), mp_obj_new_int_from_ull(ji.end_tick),
+    mp_obj_t t[5] = { mp_obj_new_int_from_uint(ji.first_seq), mp_obj_new_int_from_uint(ji.count),
+                      mp_obj_new_int_from_uint(ji.lost), mp_obj_new_int_from_uint(ji.end_tick),
                       mp_obj_new_bytes(ji.digest, FIELD_DIGEST_SIZE) };
     return mp_obj_new_tuple(5, t);
 }

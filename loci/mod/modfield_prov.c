@@ -27,8 +27,8 @@ static mp_obj_t journal(mp_obj_t self_in, mp_obj_t seq_in) {
         where = MP_OBJ_NEW_SMALL_INT(r.where);
     }
     mp_obj_t t[8] = {
-        mp_obj_new_int_from_ull(r.seq),
-        mp_obj_new_int_from_ull(r.tick),
+        mp_obj_new_int_from_uint(r.seq),
+        mp_obj_new_int_from_uint(r.tick),
         MP_OBJ_NEW_QSTR(r.kind < MP_ARRAY_SIZE(rec_kind) ? rec_kind[r.kind] : MP_QSTR_),
         MP_OBJ_NEW_SMALL_INT(r.flavour),
         where,
@@ -51,7 +51,7 @@ static mp_obj_t depositors(mp_obj_t self_in) {
             break;
         }
         mp_obj_t t[4] = { mp_obj_new_int_from_uint(j < f->deps_count ? d->id : 0),
-                          MP_OBJ_NEW_SMALL_INT(d->flavour), mp_obj_new_int_from_ull(d->count),
+                          MP_OBJ_NEW_SMALL_INT(d->flavour), mp_obj_new_int_from_uint(d->count),
                           mp_obj_new_float(d->total) };
         mp_obj_list_append(list, mp_obj_new_tuple(4, t));
     }
@@ -182,7 +182,7 @@ static mp_obj_t snap_info(mp_obj_t snap) {
     open_snap(snap, &s, "snap_info");
     mp_obj_t t[6] = {
         MP_OBJ_NEW_SMALL_INT(s.info.version),  MP_OBJ_NEW_SMALL_INT(s.info.nflavours),
-        mp_obj_new_int_from_ull(s.info.tick),  mp_obj_new_int_from_ull(s.info.journal_seq),
+        mp_obj_new_int_from_uint(s.info.tick), mp_obj_new_int_from_uint(s.info.journal_seq),
         mp_obj_new_int_from_uint(s.info.size), mp_obj_new_bytes(s.info.digest, FIELD_DIGEST_SIZE)
     };
     return mp_obj_new_tuple(6, t);

@@ -35,7 +35,7 @@ static mp_obj_t deposit_sense(mp_obj_t field_in, mp_obj_t fl_in, mp_obj_t n_in) 
     }
     mp_uint_t t2 = mp_hal_ticks_cpu();
     // acc is returned so the compiler cannot drop the sense loop.
-    mp_obj_t out[3] = { mp_obj_new_int_from_ull(t1 - t0), mp_obj_new_int_from_ull(t2 - t1),
+    mp_obj_t out[3] = { mp_obj_new_int_from_uint(t1 - t0), mp_obj_new_int_from_uint(t2 - t1),
                         mp_obj_new_float(acc) };
     return mp_obj_new_tuple(3, out);
 }

@@ -46,11 +46,11 @@ def functions(m):
     """{code id: (fn, record)}: each function of a live Locus's code, with one Locus
     running it. One namespace is read per distinct source."""
     out = {}
-    seen = set()
+    seen = set()   # codes, not their id()s: a heap address is a big int, made anew each time
     for r in m.loci.values():
-        if r.state == "retired" or r.ns is None or id(r.code) in seen:
+        if r.state == "retired" or r.ns is None or r.code in seen:
             continue
-        seen.add(id(r.code))
+        seen.add(r.code)
         for v in r.ns.values():
             if _plain(v) and v.__globals__ is r.ns:
                 cid = code_id(v)
@@ -65,7 +65,7 @@ def hot(m, n=8, counters=None):
     _prof.counters() just read."""
     live = functions(m)
     out = []
-    for f, calls, back, nhot in counters if counters is not None else _prof.counters():
+    for f, calls, back, nhot in counters if counters is not None else _prof.counters(True):
         if not nhot or calls + back < HOT or not _plain(f):
             continue
         cid = code_id(f)
@@ -299,6 +299,7 @@ class LociTwin:
         self.inner, self.m, self.cid = inner, m, cid
         self.new, self.raises, self.fn = inner.new, inner.raises, inner.fn
         self.copies = []  # (record, the twin copy its step_fn was set to)
+        self.mesh_at = None  # the mesh's (next_id, retired) at the last refresh
         self.seen = None  # the first exception type a copy raised that the gates never saw
         if _on_raise not in m.raise_hooks:
             m.raise_hooks.append(_on_raise)
@@ -308,6 +309,12 @@ class LociTwin:
         self.refresh()
 
     def refresh(self):
+        # Only a spawn, a retirement or a restart makes a record that steps its bytecode
+        # step: with none since the last refresh, there is nothing to walk.
+        at = (self.m.next_id, self.m.retired)
+        if at == self.mesh_at:
+            return
+        self.mesh_at = at
         twin = self.inner.twin
         for r in _runners(self.m, self.cid, len(self.m.loci)):
             if r.step_fn is r.ns.get("step"):
@@ -321,6 +328,7 @@ class LociTwin:
             if r.step_fn is c:
                 r.step_fn = r.ns.get("step") if r.ns is not None else None
         self.copies = []
+        self.mesh_at = None
 
 
 def refresh(m):

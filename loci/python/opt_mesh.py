@@ -89,7 +89,7 @@ class Server:
         t0 = kernel.cycles()
         f = self.m.field
         n = heated = 0
-        counters = _prof.counters()   # read once: the larger part of a pass's cost
+        counters = _prof.counters(True)   # read once, for both: only hot functions'
         hot = [h for h in opt.hot(2 * self.n, counters) if opt.trusted(h[1])]
         if self.loci:
             hot += opt_locus.hot(self.m, 2 * self.n, counters)

@@ -146,3 +146,16 @@ def test_idle_hook(guest):
     assert "OSError: [Errno 5]" in out and out.rstrip().endswith("end"), out
     assert "TypeError" in guest.run("kernel.idle(3)")
     assert guest.eval("1 + 2") == "3"
+
+
+def test_counts_come_back_as_small_ints(guest):
+    # A count that fits a small int is one: a big int would be a heap object made on every
+    # step the mesh accounts (its ops, cycles and bytes) and on every kernel.cycles().
+    guest.paste("def grown(f, *a):\n"
+                "    gc.collect()\n"
+                "    m0 = gc.mem_alloc()\n"
+                "    f(*a)\n"
+                "    return gc.mem_alloc() - m0\n")
+    assert guest.eval("grown(kernel.cycles)") == "0"
+    # Only the 5-tuple itself (56 bytes: four 16-byte blocks).
+    assert guest.eval("grown(_budget.run, add, 41, 0, 0, 0)") == "64"

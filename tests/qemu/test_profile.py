@@ -53,6 +53,11 @@ def test_counters_are_exact(guest):
     assert guest.eval("[c[1:] for c in _prof.counters() if c[0] is k]") == "[(5, 2042, 1)]"
     guest.run("k(0)")
     assert guest.eval("[c[1:] for c in _prof.counters() if c[0] is k]") == "[(6, 2042, 2)]"
+    # counters(True): the functions with a hot event, and only those.
+    assert guest.eval("[c[1:] for c in _prof.counters(True) if c[0] is k]") == "[(6, 2042, 2)]"
+    assert guest.eval("all(c[3] for c in _prof.counters(True))") == "True"
+    assert guest.eval("{c[0] for c in _prof.counters(True)} == "
+                      "{c[0] for c in _prof.counters() if c[3]}") == "True"
     # A running frame's back edges are in the table as soon as anyone reads it.
     guest.run("_prof.reset()")
     assert guest.eval("inner(100)") == "[(0, 100)]"

@@ -159,7 +159,7 @@ def hot(n=8, counters=None):
     and of the native functions whose loops ran hot. `counters`: a _prof.counters() the
     caller has just read (opt_mesh reads them once for this and opt_locus.hot)."""
     out = []
-    for fn, calls, back, nhot in counters if counters is not None else _prof.counters():
+    for fn, calls, back, nhot in counters if counters is not None else _prof.counters(True):
         if nhot and _eligible(fn):
             out.append((calls + back, fn))
     out += _native_hot()

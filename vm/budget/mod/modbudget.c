@@ -39,9 +39,9 @@ static mp_obj_t budget_run_fn(size_t n_args, const mp_obj_t *args) {
     struct budget_result r;
     budget_run(args[0], args[1], &lim, &r);
     mp_obj_t items[5] = {
-        MP_OBJ_NEW_SMALL_INT(r.status),   r.value,
-        mp_obj_new_int_from_ull(r.ops),   mp_obj_new_int_from_ull(r.cycles),
-        mp_obj_new_int_from_ull(r.alloc),
+        MP_OBJ_NEW_SMALL_INT(r.status),    r.value,
+        mp_obj_new_int_from_uint(r.ops),   mp_obj_new_int_from_uint(r.cycles),
+        mp_obj_new_int_from_uint(r.alloc),
     };
     return mp_obj_new_tuple(5, items);
 }

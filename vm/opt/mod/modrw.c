@@ -376,7 +376,7 @@ static mp_obj_t rw_native_heat_fn(size_t n_args, const mp_obj_t *args) {
     for (size_t i = 0; i < RW_HEAT_SLOTS; i++) {
         if (rw_native_heat[i].at != 0 && rw_native_heat[i].n != 0) {
             mp_obj_t pair[2] = { mp_obj_new_int_from_uint(rw_native_heat[i].at),
-                                 mp_obj_new_int_from_ull(rw_native_heat[i].n) };
+                                 mp_obj_new_int_from_uint(rw_native_heat[i].n) };
             mp_obj_list_append(out, mp_obj_new_tuple(2, pair));
         }
     }

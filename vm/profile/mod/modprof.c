@@ -46,8 +46,10 @@ static mp_obj_t prof_samples_fn(void) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(prof_samples_obj, prof_samples_fn);
 
-// counters(): [(function, calls, back_edges, hot_events)] for every counted function.
-static mp_obj_t prof_counters_fn(void) {
+// counters([hot]): [(function, calls, back_edges, hot_events)] for every counted function,
+// or with hot=True only those with a hot event (what the optimiser reads on each pass).
+static mp_obj_t prof_counters_fn(size_t n_args, const mp_obj_t *args) {
+    bool hot_only = n_args > 0 && mp_obj_is_true(args[0]);
     prof_settle();
     mp_obj_t list = mp_obj_new_list(0, NULL);
     const prof_slot_t *t = prof_table();
@@ -55,17 +57,21 @@ static mp_obj_t prof_counters_fn(void) {
         if (t[i].key == NULL) {
             continue;
         }
+        uint64_t hot = prof_hot_events(i);
+        if (hot_only && hot == 0) {
+            continue;
+        }
         mp_obj_t item[4] = {
             MP_OBJ_FROM_PTR(t[i].fun),
-            mp_obj_new_int_from_ull(t[i].calls),
-            mp_obj_new_int_from_ull(t[i].back),
-            mp_obj_new_int_from_ull(prof_hot_events(i)),
+            mp_obj_new_int_from_uint(t[i].calls),
+            mp_obj_new_int_from_uint(t[i].back),
+            mp_obj_new_int_from_uint(hot),
         };
         mp_obj_list_append(list, mp_obj_new_tuple(4, item));
     }
     return list;
 }
-static MP_DEFINE_CONST_FUN_OBJ_0(prof_counters_obj, prof_counters_fn);
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(prof_counters_obj, 0, 1, prof_counters_fn);
 
 // where(fun, offset) -> (name, file, line, opcode name).
 static mp_obj_t prof_where_fn(mp_obj_t fun_in, mp_obj_t off_in) {
@@ -98,13 +104,13 @@ static mp_obj_t prof_stats_fn(void) {
     prof_settle();
     prof_get_stats(&s);
     mp_obj_t d = mp_obj_new_dict(9);
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_taken), mp_obj_new_int_from_ull(s.taken));
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_lost_full), mp_obj_new_int_from_ull(s.lost_full));
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_idle), mp_obj_new_int_from_ull(s.idle));
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_in_gc), mp_obj_new_int_from_ull(s.in_gc));
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_unslotted), mp_obj_new_int_from_ull(s.unslotted));
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_evicted), mp_obj_new_int_from_ull(s.evicted));
-    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_hot), mp_obj_new_int_from_ull(s.hot));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_taken), mp_obj_new_int_from_uint(s.taken));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_lost_full), mp_obj_new_int_from_uint(s.lost_full));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_idle), mp_obj_new_int_from_uint(s.idle));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_in_gc), mp_obj_new_int_from_uint(s.in_gc));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_unslotted), mp_obj_new_int_from_uint(s.unslotted));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_evicted), mp_obj_new_int_from_uint(s.evicted));
+    mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_hot), mp_obj_new_int_from_uint(s.hot));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_hz), mp_obj_new_int_from_uint(s.hz));
     mp_obj_dict_store(d, MP_OBJ_NEW_QSTR(MP_QSTR_ring), MP_OBJ_NEW_SMALL_INT(LOCIOS_PROF_RING));
     return d;
