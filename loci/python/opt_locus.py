@@ -331,11 +331,16 @@ class LociTwin:
         self.mesh_at = None
 
 
+def _twins(m=None):
+    # (swap id, LociTwin) of every live step twin, of mesh m's Loci when m is given.
+    return [(sid, s.cand) for sid, s in opt.live_swaps()
+            if type(s.cand) is LociTwin and (m is None or s.cand.m is m)]
+
+
 def refresh(m):
     """Give Loci spawned since a step's twin was swapped in their copy of it."""
-    for _sid, s in opt.live_swaps():
-        c = s.cand
-        if type(c) is LociTwin and c.m is m and c.copies:
+    for _sid, c in _twins(m):
+        if c.copies:
             c.refresh()
 
 
@@ -346,9 +351,8 @@ def _on_raise(r, exc):
     # promoted function's call slot).
     if not isinstance(exc, Exception):
         return
-    for _sid, s in opt.live_swaps():
-        c = s.cand
-        if type(c) is LociTwin and c.seen is None and type(exc) not in c.raises and \
+    for _sid, c in _twins():
+        if c.seen is None and type(exc) not in c.raises and \
                 any(r is rec and r.step_fn is copy for rec, copy in c.copies):
             c.seen = type(exc)
 
@@ -357,10 +361,5 @@ def check(m):
     """Roll back each step twin of mesh m whose copies raised an exception type its
     gates never saw (what opt.check() does for the swaps it watches). Returns the
     rollback entries."""
-    out = []
-    for sid, s in opt.live_swaps():
-        c = s.cand
-        if type(c) is LociTwin and c.m is m and c.seen is not None:
-            out.append(opt.rollback(sid, "raised %s, a type its gates never saw"
-                                    % c.seen.__name__))
-    return out
+    return [opt.rollback(sid, "raised %s, a type its gates never saw" % c.seen.__name__)
+            for sid, c in _twins(m) if c.seen is not None]
