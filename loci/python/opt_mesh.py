@@ -13,6 +13,9 @@ import opt_locus
 import kernel
 
 HEAT, TRYING, OUTCOME = "heat", "trying", "opt"
+# The heat of a whole pass, on one key: the optimiser Loci wake on it, so once every hot
+# function is decided and the heat has faded they sleep instead of stepping every round.
+WAKE, WAKE_KEY = "hot", "any"
 KEYS = 64                 # keys per flavour: hot functions tracked at once
 HEAT_UNIT = 1024          # calls + loop back-edges per unit of heat (the profiler's first
                           # hot threshold, LOCIOS_PROF_HOT_FIRST)
@@ -32,17 +35,21 @@ def flavours(keys=KEYS):
     """The keyed flavours the optimiser needs; pass them to mesh.Mesh([...])."""
     return [field.keyed(HEAT, keys, E=0.1, min=0.01),      # fades within ~45 idle ticks
             field.keyed(TRYING, keys, E=0.2, min=0.05),    # a mark not kept up fades fast
-            field.keyed(OUTCOME, keys, E=0.01, min=0.01)]  # decisions stay up a while
+            field.keyed(OUTCOME, keys, E=0.01, min=0.01),  # decisions stay up a while
+            field.keyed(WAKE, 1, E=0.1, min=0.01)]         # fades as `heat` does
 
 
 def manifest(name, look=8, min_heat=1.0, patience=200, rewrite=True):
-    """An optimiser Locus: senses heat and outcomes, marks 'trying', may ask rewrites."""
-    caps = [{"flavours": [HEAT, OUTCOME], "ops": ["sense"]},
+    """An optimiser Locus: senses heat and outcomes, marks 'trying', may ask rewrites.
+    It steps while a pass's heat is above min_heat (the `hot` trace), and at least every
+    mesh.PATIENCE rounds, when it sees outcomes that came while it slept."""
+    caps = [{"flavours": [HEAT, OUTCOME, WAKE], "ops": ["sense"]},
             {"flavours": [TRYING], "ops": ["sense", "deposit"], "rate": 100.0}]
     if rewrite:
         caps.append({"rewrite": True})
     return {"name": name, "module": "colonies.src_optimiser:SOURCE", "caps": caps,
             "budget": {"ops": 4000, "alloc": 8192, "deposits": 20},
+            "wake": {"flavour": WAKE, "key": WAKE_KEY, "above": min_heat},
             "args": {"look": look, "min_heat": min_heat, "patience": patience,
                      "mark": 1.0}}
 
@@ -53,7 +60,7 @@ class Server:
     rewrite queue: opt.attempt, and the outcome onto 'opt'."""
 
     def __init__(self, m, every=EVERY, n=8, loci=True):
-        missing = [f for f in (HEAT, TRYING, OUTCOME) if f not in m.layout]
+        missing = [f for f in (HEAT, TRYING, OUTCOME, WAKE) if f not in m.layout]
         if missing:
             raise ValueError("opt_mesh: the mesh has no flavour %r (see flavours())"
                              % missing[0])
@@ -89,6 +96,7 @@ class Server:
         t0 = kernel.cycles()
         f = self.m.field
         n = heated = 0
+        total = 0.0
         counters = _prof.counters(True)   # read once, for both: only hot functions'
         hot = [h for h in opt.hot(2 * self.n, counters) if opt.trusted(h[1])]
         if self.loci:
@@ -102,10 +110,16 @@ class Server:
             self.last[key] = act
             if d > 0:
                 heated += 1
+                h = min(d / HEAT_UNIT, HEAT_CAP)
                 try:
-                    f.deposit(HEAT, key, min(d / HEAT_UNIT, HEAT_CAP), _mesh.MESH_ID)
+                    f.deposit(HEAT, key, h, _mesh.MESH_ID)
+                    total += h
                 except field.FieldError:
                     self.lost += 1
+        if total > 0:
+            # At least every key's heat: the optimiser Loci wake while any may be above
+            # their min_heat.
+            f.deposit(WAKE, WAKE_KEY, total, _mesh.MESH_ID)
         self.produced += 1
         if self.loci:
             opt_locus.refresh(self.m)   # Loci spawned since a step's twin was swapped in

@@ -109,6 +109,34 @@ M.round()
     assert val(g, "M.rewrites") == []
 
 
+def test_settled_optimiser_loci_sleep_until_something_is_hot(g):
+    # Everything hot is decided: once the heat has faded (about 45 ticks), the optimiser
+    # Loci step only every mesh.PATIENCE (50) rounds.
+    g.paste("def rounds(n):\n    for i in range(n):\n        M.round()\n")
+    g.run("rounds(60)")
+    g.run("before = [M.loci[i].steps for i in OPT]")
+    g.run("rounds(100)", timeout=300)
+    slept = val(g, "[M.loci[i].steps - b for i, b in zip(OPT, before)]")
+    assert all(1 <= n <= 3 for n in slept), slept
+    # A function that gets hot wakes them, and is served.
+    g.paste("""
+def fresh(n):
+    t = 0
+    for i in range(n):
+        t += i & 5
+    return t
+def served_fresh(limit):
+    for i in range(limit):
+        fresh(300)
+        M.round()
+        if any(e[2] == 'fresh' for e in S.log):
+            return i
+    return -1
+""")
+    assert val(g, "served_fresh(120)", timeout=600) >= 0, g.run("opt_mesh.board(); ps()")
+    assert val(g, "fresh(10)") == 21
+
+
 def test_measured_costs(g):
     # Not asserted against a target: printed for the report (-icount, guest cycles).
     first, cost, passes = val(g, "(S.first_swap, S.cost(), S.produced)")
