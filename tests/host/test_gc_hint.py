@@ -3,7 +3,9 @@
 free memory, never which memory it finds: the unix port built from the patched tree and
 one built without 0004 run a seeded allocate / grow / shrink / drop / collect workload
 and must print the same trace (each object's offset in the heap, gc.mem_free(), every
-MemoryError), at heap sizes that run out of memory and at one that does not."""
+MemoryError), at heap sizes that run out of memory and at one that does not. Both builds have 0024
+(a free far behind the search's start leaves it there), so the workload also runs its
+free, shrink and heap-end paths with gc.c's asserts on."""
 
 from __future__ import annotations
 
