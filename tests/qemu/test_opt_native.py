@@ -185,6 +185,16 @@ def test_native_small_int_fast_paths_agree_with_bytecode(g):
     assert n == 10 and bad == 0, (n, bad)
 
 
+def test_native_float_arithmetic_agrees_with_bytecode(g):
+    # vm/patches/0025: native binary ops do float and complex arithmetic in
+    # vm/opt/mod/rw_arith.c before mp_binary_op. Every operator on floats (signed zeros,
+    # infinities, NaN, the edges), ints small and big, bools, complex numbers and a string
+    # must give what the bytecode gives: the same type and repr, or the same exception.
+    g.paste(AGREE)
+    n, bad = ast.literal_eval(g.eval("agree_float()", timeout=300))
+    assert n == 13070 and bad == 0, (n, bad)
+
+
 CACHES = prog("native_caches")
 
 
@@ -196,7 +206,7 @@ def test_native_call_site_caches_agree_with_bytecode_as_things_change(g):
     # exception must stay what the bytecode gives.
     g.paste(CACHES)
     n, bad = ast.literal_eval(g.eval("agree_caches()", timeout=120))
-    assert n == 47 and bad == 0, (n, bad)
+    assert n == 52 and bad == 0, (n, bad)
 
 
 WATCHED = prog("native_watched")

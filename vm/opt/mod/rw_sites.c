@@ -160,15 +160,12 @@ mp_obj_t mp_native_load_global(qstr qst) {
         if (c->map == gmap && holds(gmap, c->index, key)) {
             return gmap->table[c->index].value;
         }
-#if MICROPY_CAN_OVERRIDE_BUILTINS
-        bool over = MP_STATE_VM(mp_module_builtins_override_dict) != NULL;
-#else
-        bool over = false;
-#endif
-        // A builtin: absent from these globals when last probed, and no map has gained
-        // a key since, so still absent (else load_global_slow probes again).
-        if (c->map == BUILTINS_MAP && !over && c->gmap == gmap &&
-            c->keys_added == mp_map_keys_added && holds(BUILTINS_MAP, c->index, key)) {
+        // A builtin: absent from these globals and from the builtins override dict when
+        // last probed, and no map has gained a key since, so still absent from both (else
+        // load_global_slow probes again). An override dict made since then by a store
+        // gained that key; one made by a `del builtins.x` is empty.
+        if (c->map == BUILTINS_MAP && c->gmap == gmap && c->keys_added == mp_map_keys_added &&
+            holds(BUILTINS_MAP, c->index, key)) {
             return BUILTINS_MAP->table[c->index].value;
         }
     }

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+// Float and complex arithmetic for native code (vm/patches/0025 calls it through
+// mp_fun_table where the emitter called mp_binary_op). mp_binary_op reaches a float
+// sum through the operand's type slot, mp_obj_float_binary_op and a conversion call per
+// operand: about 115 instructions before the result is boxed, in bm_float's twins. Here
+// the operands' types are tested once and the arithmetic is done in line.
+//
+// Every result must be the one mp_binary_op gives, to the bit: the same operations in
+// the same order on the same doubles (py/objfloat.c, py/objcomplex.c). Anything else
+// (bools, big ints, subclasses of float, floor division, powers, a zero divisor, which
+// raises) takes mp_binary_op.
+#include "py/nativeglue.h"
+#include "py/runtime.h"
+
+#if MICROPY_PY_BUILTINS_FLOAT && MICROPY_OBJ_REPR == MICROPY_OBJ_REPR_A
+
+#define RW_INLINE static inline __attribute__((always_inline))
+
+// py/objfloat.c's float object, whose struct is private to that file; read here without
+// mp_obj_float_get's call, which costs as much as the sum.
+typedef struct {
+    mp_obj_base_t base;
+    mp_float_t value;
+} rw_float_t;
+
+// A float or a small int as a double, as mp_obj_get_float_maybe converts it. Returns
+// 2 for a float, 1 for a small int, 0 for anything else.
+RW_INLINE int real_of(mp_obj_t o, mp_float_t *v) {
+    if (mp_obj_is_small_int(o)) {
+        *v = (mp_float_t)MP_OBJ_SMALL_INT_VALUE(o);
+        return 1;
+    }
+    if (mp_obj_is_float(o)) {
+        *v = ((const rw_float_t *)MP_OBJ_TO_PTR(o))->value;
+        return 2;
+    }
+    return 0;
+}
+
+static mp_obj_t float_op(mp_binary_op_t op, mp_float_t a, mp_float_t b) {
+    switch (op) {
+        case MP_BINARY_OP_ADD:
+        case MP_BINARY_OP_INPLACE_ADD:
+            return mp_obj_new_float(a + b);
+        case MP_BINARY_OP_SUBTRACT:
+        case MP_BINARY_OP_INPLACE_SUBTRACT:
+            return mp_obj_new_float(a - b);
+        case MP_BINARY_OP_MULTIPLY:
+        case MP_BINARY_OP_INPLACE_MULTIPLY:
+            return mp_obj_new_float(a * b);
+        case MP_BINARY_OP_TRUE_DIVIDE:
+        case MP_BINARY_OP_INPLACE_TRUE_DIVIDE:
+            return b == 0 ? MP_OBJ_NULL : mp_obj_new_float(a / b);
+        case MP_BINARY_OP_LESS:
+            return mp_obj_new_bool(a < b);
+        case MP_BINARY_OP_MORE:
+            return mp_obj_new_bool(a > b);
+        case MP_BINARY_OP_LESS_EQUAL:
+            return mp_obj_new_bool(a <= b);
+        case MP_BINARY_OP_MORE_EQUAL:
+            return mp_obj_new_bool(a >= b);
+        // mp_obj_equal_not_equal asks the float's binary_op for EQUAL and inverts it for
+        // NOT_EQUAL (a float is never equal to itself by identity: NaN).
+        case MP_BINARY_OP_EQUAL:
+            return mp_obj_new_bool(a == b);
+        case MP_BINARY_OP_NOT_EQUAL:
+            return mp_obj_new_bool(!(a == b));
+        default:
+            return MP_OBJ_NULL;
+    }
+}
+
+#if MICROPY_PY_BUILTINS_COMPLEX
+// A complex number, a float or a small int as (real, imag), as mp_obj_get_complex_maybe
+// converts it; false for anything else.
+RW_INLINE bool complex_of(mp_obj_t o, mp_float_t *re, mp_float_t *im) {
+    if (mp_obj_is_type(o, &mp_type_complex)) {
+        mp_obj_complex_get(o, re, im);
+        return true;
+    }
+    *im = 0;
+    return real_of(o, re) != 0;
+}
+
+// mp_obj_complex_binary_op's sum, difference and product; the real operand of a mixed
+// op is widened to (x, 0) first there too, by whichever side it is on.
+static mp_obj_t complex_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
+    mp_float_t ar, ai, br, bi;
+    if (!complex_of(lhs, &ar, &ai) || !complex_of(rhs, &br, &bi)) {
+        return MP_OBJ_NULL;
+    }
+    switch (op) {
+        case MP_BINARY_OP_ADD:
+        case MP_BINARY_OP_INPLACE_ADD:
+            return mp_obj_new_complex(ar + br, ai + bi);
+        case MP_BINARY_OP_SUBTRACT:
+        case MP_BINARY_OP_INPLACE_SUBTRACT:
+            return mp_obj_new_complex(ar - br, ai - bi);
+        case MP_BINARY_OP_MULTIPLY:
+        case MP_BINARY_OP_INPLACE_MULTIPLY: {
+            mp_float_t re = ar * br - ai * bi;
+            mp_float_t im = ar * bi + ai * br;
+            return mp_obj_new_complex(re, im);
+        }
+        default:
+            return MP_OBJ_NULL;
+    }
+}
+#endif
+
+mp_obj_t mp_native_binary_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
+    mp_float_t a, b;
+    int ka = real_of(lhs, &a);
+    int kb = ka ? real_of(rhs, &b) : 0;
+    mp_obj_t out = MP_OBJ_NULL;
+    if (ka + kb >= 3) {  // both real, at least one a float: two small ints stay ints
+        out = float_op(op, a, b);
+    }
+#if MICROPY_PY_BUILTINS_COMPLEX
+    else if (mp_obj_is_type(lhs, &mp_type_complex) || mp_obj_is_type(rhs, &mp_type_complex)) {
+        out = complex_op(op, lhs, rhs);
+    }
+#endif
+    return out != MP_OBJ_NULL ? out : mp_binary_op(op, lhs, rhs);
+}
+
+#else
+
+mp_obj_t mp_native_binary_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
+    return mp_binary_op(op, lhs, rhs);
+}
+
+#endif
