@@ -186,13 +186,17 @@ def test_native_small_int_fast_paths_agree_with_bytecode(g):
 
 
 def test_native_float_arithmetic_agrees_with_bytecode(g):
-    # vm/patches/0025: native binary ops do float and complex arithmetic in
-    # vm/opt/mod/rw_arith.c before mp_binary_op. Every operator on floats (signed zeros,
+    # vm/patches/0025: native binary ops do float, complex and some small-int arithmetic
+    # in vm/opt/mod/rw_arith.c before mp_binary_op. Every operator on floats (signed zeros,
     # infinities, NaN, the edges), ints small and big, bools, complex numbers and a string
     # must give what the bytecode gives: the same type and repr, or the same exception.
     g.paste(AGREE)
     n, bad = ast.literal_eval(g.eval("agree_float()", timeout=300))
     assert n == 13070 and bad == 0, (n, bad)
+    # Two small ints in the ops the helper computes too (<<, >>, //, %, /): counts and
+    # divisors across the word, zero and negative, the small-int range's edges.
+    n, bad = ast.literal_eval(g.eval("agree_int_ops(300)", timeout=300))
+    assert n > 10000 and bad == 0, (n, bad)
 
 
 CACHES = prog("native_caches")
@@ -206,7 +210,7 @@ def test_native_call_site_caches_agree_with_bytecode_as_things_change(g):
     # exception must stay what the bytecode gives.
     g.paste(CACHES)
     n, bad = ast.literal_eval(g.eval("agree_caches()", timeout=120))
-    assert n == 52 and bad == 0, (n, bad)
+    assert n == 68 and bad == 0, (n, bad)
 
 
 WATCHED = prog("native_watched")

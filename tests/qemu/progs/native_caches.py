@@ -30,6 +30,10 @@ def su(a):
     if a:
         x = 1
     return x
+def callget(o):
+    return o.get(1)
+def callup(s):
+    return s.upper()
 """
 cb = {}
 cn = {}
@@ -66,6 +70,15 @@ STEPS = [
      "st(SA(), 9)"),
     ("", "sf(1)"), ("", "sf(1, 3)"), ("", "sf(1, b=4)"), ("", "sf()"), ("", "sf(1, 2, 3)"),
     ("", "sv(1)"), ("", "sv(1, 2, 3)"), ("", "su(1)"), ("", "su(0)"), ("", "su(1)"),
+    # Methods of built-in types (cached by type), of their subclasses and of user classes
+    # at the same call site, and names a built-in type lacks.
+    ("", "callget({1: 'a'})"), ("", "callget({})"), ("", "callget({1: 'b'})"),
+    ("class DG(dict):\n    def get(self, k):\n        return 'sub'", "callget(DG())"),
+    ("", "callget({1: 'c'})"), ("", "callget(M())"), ("", "callget([1])"),
+    ("", "callget(1)"), ("", "callget({1: 'd'})"),
+    ("", "callup('abc')"), ("", "callup('abc' * 20)"), ("", "callup(b'xyz')"),
+    ("", "callup('q')"), ("class SU(str):\n    pass", "callup(SU('s'))"),
+    ("", "callup(3)"), ("", "callup('z')"),
 ]
 def run(ns, code):
     try:

@@ -11,6 +11,7 @@
 // raises) takes mp_binary_op.
 #include "py/nativeglue.h"
 #include "py/runtime.h"
+#include "py/smallint.h"
 
 #if MICROPY_PY_BUILTINS_FLOAT && MICROPY_OBJ_REPR == MICROPY_OBJ_REPR_A
 
@@ -108,13 +109,59 @@ static mp_obj_t complex_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
 }
 #endif
 
+// Two small ints, for the ops the emitter leaves to the runtime (0009 computes + - * & |
+// ^ and comparisons inline): shifts, floor division and modulo as mp_binary_op computes
+// them, true division through float_op as it converts both. A negative shift count, a
+// zero divisor (both raise) and a left shift that overflows go to mp_binary_op.
+static mp_obj_t small_int_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
+    mp_int_t a = MP_OBJ_SMALL_INT_VALUE(lhs);
+    mp_int_t b = MP_OBJ_SMALL_INT_VALUE(rhs);
+    const mp_int_t bits = sizeof(mp_int_t) * MP_BITS_PER_BYTE;
+    switch (op) {
+        case MP_BINARY_OP_LSHIFT:
+        case MP_BINARY_OP_INPLACE_LSHIFT:
+            if (b < 0 || b >= bits || a > (MP_SMALL_INT_MAX >> b) || a < (MP_SMALL_INT_MIN >> b)) {
+                return MP_OBJ_NULL;
+            }
+            // In range by those tests but for -1 << 63 and the like: as mp_binary_op, the
+            // word's value, boxed when it leaves the small-int range.
+            return mp_obj_new_int((mp_int_t)((mp_uint_t)a << b));
+        case MP_BINARY_OP_RSHIFT:
+        case MP_BINARY_OP_INPLACE_RSHIFT:
+            if (b < 0) {
+                return MP_OBJ_NULL;
+            }
+            return MP_OBJ_NEW_SMALL_INT(a >> (b >= bits ? bits - 1 : b));
+        case MP_BINARY_OP_FLOOR_DIVIDE:
+        case MP_BINARY_OP_INPLACE_FLOOR_DIVIDE:
+            if (b == 0) {
+                return MP_OBJ_NULL;
+            }
+            // The one quotient that leaves the small-int range: MP_SMALL_INT_MIN // -1.
+            return mp_obj_new_int(mp_small_int_floor_divide(a, b));
+        case MP_BINARY_OP_MODULO:
+        case MP_BINARY_OP_INPLACE_MODULO:
+            if (b == 0) {
+                return MP_OBJ_NULL;
+            }
+            return MP_OBJ_NEW_SMALL_INT(mp_small_int_modulo(a, b));
+        case MP_BINARY_OP_TRUE_DIVIDE:
+        case MP_BINARY_OP_INPLACE_TRUE_DIVIDE:
+            return float_op(op, (mp_float_t)a, (mp_float_t)b);
+        default:
+            return MP_OBJ_NULL;
+    }
+}
+
 mp_obj_t mp_native_binary_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
     mp_float_t a, b;
     int ka = real_of(lhs, &a);
     int kb = ka ? real_of(rhs, &b) : 0;
     mp_obj_t out = MP_OBJ_NULL;
-    if (ka + kb >= 3) {  // both real, at least one a float: two small ints stay ints
+    if (ka + kb >= 3) {  // both real, at least one a float
         out = float_op(op, a, b);
+    } else if (ka == 1 && kb == 1) {  // two small ints stay ints
+        out = small_int_op(op, lhs, rhs);
     }
 #if MICROPY_PY_BUILTINS_COMPLEX
     else if (mp_obj_is_type(lhs, &mp_type_complex) || mp_obj_is_type(rhs, &mp_type_complex)) {

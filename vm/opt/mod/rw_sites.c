@@ -227,14 +227,68 @@ static RW_SLOW void load_instance_method(mp_obj_t base, qstr attr, mp_obj_t *des
     load_method_slow(base, attr, dest, site);
 }
 
-// Methods of everything but instances of user classes (str.split, dict.get, ...) go
-// straight to mp_load_method: no cache to consult, and nothing to pay for it.
+// A built-in function that binds self (str.split, dict.get, list.append).
+RW_INLINE bool builtin_method(mp_obj_t v) {
+    if (!mp_obj_is_obj(v)) {
+        return false;
+    }
+    mp_uint_t f = ((mp_obj_base_t *)MP_OBJ_TO_PTR(v))->type->flags;
+    return (f & MP_TYPE_FLAG_BINDS_SELF) && (f & MP_TYPE_FLAG_BUILTIN_FUN);
+}
+
+// The fixed locals dict of a built-in type without an attr slot, else NULL. Such a type
+// answers a method load from that dict alone, and the dict never changes.
+RW_INLINE mp_map_t *fixed_methods_of(const mp_obj_type_t *t) {
+    if (MP_OBJ_TYPE_HAS_SLOT(t, attr) || !MP_OBJ_TYPE_HAS_SLOT(t, locals_dict)) {
+        return NULL;
+    }
+    mp_map_t *lm = &MP_OBJ_TYPE_GET_SLOT(t, locals_dict)->map;
+    return lm->is_fixed ? lm : NULL;
+}
+
+// obj.name(...) where obj's type T is not a user class, has no attr slot and a fixed
+// locals dict holding a built-in function under name at the cached index, and name is
+// not one mp_load_method_maybe answers first: mp_load_method gives (function, obj) on
+// that domain (mp_convert_member_lookup binds a built-in function to an object of a
+// type that is not a user class). Dicts of built-in types are ordered and searched key
+// by key: str's holds 40 names.
+static RW_SLOW void load_builtin_method_slow(mp_obj_t base, qstr attr, mp_obj_t *dest,
+                                             const uint8_t *site) {
+    const mp_obj_type_t *t = mp_obj_get_type(base);
+    mp_map_t *lm = fixed_methods_of(t);
+    if (lm != NULL && method_name_ok(attr)) {
+        mp_map_elem_t *e = mp_map_lookup(lm, MP_OBJ_NEW_QSTR(attr), MP_MAP_LOOKUP);
+        if (e != NULL && builtin_method(e->value)) {
+            rw_site_t *c = site_slot(site);
+            c->ip = site;
+            c->map = t;
+            c->index = e - lm->table;
+        }
+    }
+    mp_load_method(base, attr, dest);
+}
+
+// An instance's method through load_instance_method; anything else's through the cache
+// load_builtin_method_slow fills (the type is checked again on every use: its dict and
+// slots are constant, so the name at the index is all that is left to check).
 void mp_native_load_method(mp_obj_t base, qstr attr, mp_obj_t *dest) {
-    if (members_of(base) == NULL) {
-        mp_load_method(base, attr, dest);
+    const uint8_t *site = RW_SITE();
+    if (members_of(base) != NULL) {
+        load_instance_method(base, attr, dest, site);
         return;
     }
-    load_instance_method(base, attr, dest, RW_SITE());
+    const mp_obj_type_t *t = mp_obj_get_type(base);
+    rw_site_t *c = site_slot(site);
+    if (c->ip == site && c->map == t) {
+        mp_map_t *lm = fixed_methods_of(t);
+        if (lm != NULL && holds(lm, c->index, MP_OBJ_NEW_QSTR(attr)) &&
+            builtin_method(lm->table[c->index].value)) {
+            dest[0] = lm->table[c->index].value;
+            dest[1] = base;
+            return;
+        }
+    }
+    load_builtin_method_slow(base, attr, dest, site);
 }
 
 // obj.name = value where obj is an instance of a user class without special accessors
