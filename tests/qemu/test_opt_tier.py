@@ -23,7 +23,7 @@ def test_direct_calls_give_what_the_generic_calls_give(g):
     stock, tier = ast.literal_eval(g.eval("both(calls, 5)"))
     assert stock == tier, (stock, tier)
     assert stock[:12] == [7, 25, 25, 5, 15, 10, 20, 1, 7, "AB", 0, "Box"], stock
-    assert len(stock) == 16, stock
+    assert len(stock) == 36, stock
     # The twin's calls really are the direct ones: its machine code differs from the
     # stock emitter's (other fun-table entries) while the def is the same.
     assert g.eval("_rw.machine_code(tier_twin(calls)) != _rw.machine_code(calls)") == "True"

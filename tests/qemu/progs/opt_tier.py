@@ -42,7 +42,19 @@ def calls(x):
     b = Box(x)
     m = b.get
     out = [vadd(x, 2), nsq(x), bsq(x), b.get(), b.get(k=3), m(2), Box.get(b, 4), len([x]),
-           max(x, 7), 'ab'.upper(), [x].index(x), b.__class__.__name__]
+           max(x, 7), 'ab'.upper(), [x].index(x), b.__class__.__name__,
+           # Built-in functions of each call-slot kind (0, 1, 2, 3 arguments, var with
+           # and without keywords), called as functions and as methods.
+           abs(-x), divmod(x, 3), isinstance(x, int), getattr(b, 'v'), getattr(b, 'zz', 0),
+           'a,b,c'.split(',', 1), 'a'.join(['b', 'c']), [x, 1].pop(), {1: 2}.get(1),
+           {1: 2}.get(3, 4), sorted([3, x], reverse=True), min([x, 2])]
+    for bad in (lambda: abs(), lambda: abs(1, 2), lambda: divmod(1), lambda: [x].pop(0, 1),
+                lambda: 'a'.join(), lambda: len([x], 2), lambda: getattr(b),
+                lambda: {}.get(k=1)):
+        try:
+            bad()
+        except TypeError as e:
+            out.append(str(e))
     try:
         vadd(x)
     except TypeError as e:

@@ -116,11 +116,39 @@ static inline void stack_check(void) {
 #endif
 }
 
+// A built-in function called with positional arguments only, when their number is one
+// it takes: the call its type's call slot makes once mp_arg_check_num has passed. Else
+// false, and the generic call (which raises the TypeError).
+static inline bool call_builtin(mp_obj_t fun_in, const mp_obj_type_t *t, size_t n_args,
+                                const mp_obj_t *args, mp_obj_t *out) {
+    const mp_obj_fun_builtin_fixed_t *b = MP_OBJ_TO_PTR(fun_in);
+    if (t == &mp_type_fun_builtin_1 && n_args == 1) {
+        *out = b->fun._1(args[0]);
+    } else if (t == &mp_type_fun_builtin_2 && n_args == 2) {
+        *out = b->fun._2(args[0], args[1]);
+    } else if (t == &mp_type_fun_builtin_var) {
+        const mp_obj_fun_builtin_var_t *v = MP_OBJ_TO_PTR(fun_in);
+        // The signature (MP_OBJ_FUN_MAKE_SIG): minimum << 17 | maximum << 1 | takes kw.
+        if ((v->sig & 1) || n_args < (v->sig >> 17) || n_args > ((v->sig >> 1) & 0xffff)) {
+            return false;
+        }
+        *out = v->fun.var(n_args, args);
+    } else if (t == &mp_type_fun_builtin_3 && n_args == 3) {
+        *out = b->fun._3(args[0], args[1], args[2]);
+    } else if (t == &mp_type_fun_builtin_0 && n_args == 0) {
+        *out = b->fun._0();
+    } else {
+        return false;
+    }
+    return true;
+}
+
 // A call from a twin. When the callee is viper or native code (or a promoted function,
 // whose twin runs), go straight into its machine code with the same checks its type's
 // call slot makes (the C stack check; the callee's prologue checks the arguments), but
 // without the generic protocol's steps: the fun-table wrapper, mp_call_function_n_kw,
-// the type's slot lookup. Anything else takes the generic call.
+// the type's slot lookup. A built-in function called with positional arguments it
+// takes runs its C function (call_builtin). Anything else takes the generic call.
 static inline mp_obj_t call_direct(mp_obj_t fun_in, size_t n_args, size_t n_kw,
                                    const mp_obj_t *args) {
     if (mp_obj_is_obj(fun_in)) {
@@ -138,6 +166,11 @@ static inline mp_obj_t call_direct(mp_obj_t fun_in, size_t n_args, size_t n_kw,
         }
         if (t == &rw_type_fun_promoted || t == &rw_type_native_promoted) {
             return rw_promoted_call(fun_in, n_args, n_kw, args);
+        }
+        mp_obj_t r;
+        if (n_kw == 0 && (t->flags & MP_TYPE_FLAG_BUILTIN_FUN) &&
+            call_builtin(fun_in, t, n_args, args, &r)) {
+            return r;
         }
     }
     return mp_call_function_n_kw(fun_in, n_args, n_kw, args);
