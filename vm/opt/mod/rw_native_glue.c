@@ -107,7 +107,7 @@ void mp_native_unbound_local(void) {
 bool mp_native_direct_calls;
 
 // mp_cstack_check inline: the same limit, measured from this frame.
-static inline void stack_check(void) {
+static inline __attribute__((always_inline)) void stack_check(void) {
 #if MICROPY_STACK_CHECK
     if ((size_t)(MP_STATE_THREAD(stack_top) - (char *)__builtin_frame_address(0)) >=
         MP_STATE_THREAD(stack_limit)) {
@@ -143,14 +143,30 @@ static inline bool call_builtin(mp_obj_t fun_in, const mp_obj_type_t *t, size_t 
     return true;
 }
 
+// Any other callee: a built-in function directly when call_builtin can, else the
+// generic call. Out of line, so that call_direct's paths into machine code keep a frame
+// that saves nothing.
+static __attribute__((noinline)) mp_obj_t call_other(mp_obj_t fun_in, size_t n_args, size_t n_kw,
+                                                     const mp_obj_t *args) {
+    mp_obj_t r;
+    if (n_kw == 0 && mp_obj_is_obj(fun_in)) {
+        const mp_obj_type_t *t = ((mp_obj_base_t *)MP_OBJ_TO_PTR(fun_in))->type;
+        if ((t->flags & MP_TYPE_FLAG_BUILTIN_FUN) && call_builtin(fun_in, t, n_args, args, &r)) {
+            return r;
+        }
+    }
+    return mp_call_function_n_kw(fun_in, n_args, n_kw, args);
+}
+
 // A call from a twin. When the callee is viper or native code (or a promoted function,
 // whose twin runs), go straight into its machine code with the same checks its type's
 // call slot makes (the C stack check; the callee's prologue checks the arguments), but
 // without the generic protocol's steps: the fun-table wrapper, mp_call_function_n_kw,
 // the type's slot lookup. A built-in function called with positional arguments it
 // takes runs its C function (call_builtin). Anything else takes the generic call.
-static inline mp_obj_t call_direct(mp_obj_t fun_in, size_t n_args, size_t n_kw,
-                                   const mp_obj_t *args) {
+static inline __attribute__((always_inline)) mp_obj_t call_direct(mp_obj_t fun_in, size_t n_args,
+                                                                  size_t n_kw,
+                                                                  const mp_obj_t *args) {
     if (mp_obj_is_obj(fun_in)) {
         mp_obj_fun_bc_t *f = MP_OBJ_TO_PTR(fun_in);
         const mp_obj_type_t *t = f->base.type;
@@ -167,13 +183,8 @@ static inline mp_obj_t call_direct(mp_obj_t fun_in, size_t n_args, size_t n_kw,
         if (t == &rw_type_fun_promoted || t == &rw_type_native_promoted) {
             return rw_promoted_call(fun_in, n_args, n_kw, args);
         }
-        mp_obj_t r;
-        if (n_kw == 0 && (t->flags & MP_TYPE_FLAG_BUILTIN_FUN) &&
-            call_builtin(fun_in, t, n_args, args, &r)) {
-            return r;
-        }
     }
-    return mp_call_function_n_kw(fun_in, n_args, n_kw, args);
+    return call_other(fun_in, n_args, n_kw, args);
 }
 
 mp_obj_t mp_native_call_direct(mp_obj_t fun_in, size_t n_args_kw, const mp_obj_t *args) {

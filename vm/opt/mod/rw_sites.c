@@ -184,6 +184,15 @@ RW_INLINE bool method_name_ok(qstr attr) {
     return attr != MP_QSTR___class__ && attr != MP_QSTR___next__ && attr != MP_QSTR___dict__;
 }
 
+// The site's guess: the method it loads is entry e of type t's locals dict lm.
+RW_INLINE void note_method(const uint8_t *site, const mp_obj_type_t *t, const mp_map_t *lm,
+                           const mp_map_elem_t *e) {
+    rw_site_t *c = site_slot(site);
+    c->ip = site;
+    c->map = t;
+    c->index = e - lm->table;
+}
+
 // obj.name(...) where obj is an instance of the site's cached user class T, name is not
 // one of obj's own members and T's own locals dict holds a plain function under it at the
 // cached index: mp_load_method gives (function, obj) on exactly that domain (the argument
@@ -197,10 +206,7 @@ static RW_SLOW void load_method_slow(mp_obj_t base, qstr attr, mp_obj_t *dest,
             mp_map_t *lm = &MP_OBJ_TYPE_GET_SLOT(t, locals_dict)->map;
             mp_map_elem_t *e = mp_map_lookup(lm, MP_OBJ_NEW_QSTR(attr), MP_MAP_LOOKUP);
             if (e != NULL && plain_method(e->value)) {
-                rw_site_t *c = site_slot(site);
-                c->ip = site;
-                c->map = t;
-                c->index = e - lm->table;
+                note_method(site, t, lm, e);
             }
         }
     }
@@ -251,7 +257,7 @@ RW_INLINE mp_map_t *fixed_methods_of(const mp_obj_type_t *t) {
 // not one mp_load_method_maybe answers first: mp_load_method gives (function, obj) on
 // that domain (mp_convert_member_lookup binds a built-in function to an object of a
 // type that is not a user class). Dicts of built-in types are ordered and searched key
-// by key: str's holds 40 names.
+// by key: str's holds about 30 names.
 static RW_SLOW void load_builtin_method_slow(mp_obj_t base, qstr attr, mp_obj_t *dest,
                                              const uint8_t *site) {
     const mp_obj_type_t *t = mp_obj_get_type(base);
@@ -259,10 +265,7 @@ static RW_SLOW void load_builtin_method_slow(mp_obj_t base, qstr attr, mp_obj_t 
     if (lm != NULL && method_name_ok(attr)) {
         mp_map_elem_t *e = mp_map_lookup(lm, MP_OBJ_NEW_QSTR(attr), MP_MAP_LOOKUP);
         if (e != NULL && builtin_method(e->value)) {
-            rw_site_t *c = site_slot(site);
-            c->ip = site;
-            c->map = t;
-            c->index = e - lm->table;
+            note_method(site, t, lm, e);
         }
     }
     mp_load_method(base, attr, dest);
