@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
-// Float and complex arithmetic for native code (vm/patches/0025 calls it through
-// mp_fun_table where the emitter called mp_binary_op). mp_binary_op reaches a float
-// sum through the operand's type slot, mp_obj_float_binary_op and a conversion call per
-// operand: about 115 instructions before the result is boxed, in bm_float's twins. Here
-// the operands' types are tested once and the arithmetic is done in line.
+// Float, complex and small-int arithmetic for native code (vm/patches/0025 calls it
+// through mp_fun_table where the emitter called mp_binary_op). mp_binary_op reaches a
+// float sum through the operand's type slot, mp_obj_float_binary_op and a conversion
+// call per operand: about 115 instructions before the result is boxed, in bm_float's
+// twins. Here the operands' types are tested once and the arithmetic is done in line.
 //
 // Every result must be the one mp_binary_op gives, to the bit: the same operations in
-// the same order on the same doubles (py/objfloat.c, py/objcomplex.c). Anything else
-// (bools, big ints, subclasses of float, floor division, powers, a zero divisor, which
-// raises) takes mp_binary_op.
+// the same order on the same doubles (py/objfloat.c, py/objcomplex.c, py/runtime.c).
+// Anything else (bools, big ints, subclasses of float, a float's // or %, powers, and
+// a zero divisor or negative shift count, which raise) takes mp_binary_op.
 #include "py/nativeglue.h"
 #include "py/runtime.h"
 #include "py/smallint.h"
