@@ -24,18 +24,25 @@ typedef struct {
     mp_float_t value;
 } rw_float_t;
 
-// A float or a small int as a double, as mp_obj_get_float_maybe converts it. Returns
-// 2 for a float, 1 for a small int, 0 for anything else.
+// What real_of found.
+enum {
+    NOT_REAL,
+    SMALL_INT,
+    FLOAT
+};
+
+// A float or a small int as a double, as mp_obj_get_float_maybe converts it, and which
+// of the two it was (NOT_REAL for anything else).
 RW_INLINE int real_of(mp_obj_t o, mp_float_t *v) {
     if (mp_obj_is_small_int(o)) {
         *v = (mp_float_t)MP_OBJ_SMALL_INT_VALUE(o);
-        return 1;
+        return SMALL_INT;
     }
     if (mp_obj_is_float(o)) {
         *v = ((const rw_float_t *)MP_OBJ_TO_PTR(o))->value;
-        return 2;
+        return FLOAT;
     }
-    return 0;
+    return NOT_REAL;
 }
 
 static mp_obj_t float_op(mp_binary_op_t op, mp_float_t a, mp_float_t b) {
@@ -80,7 +87,7 @@ RW_INLINE bool complex_of(mp_obj_t o, mp_float_t *re, mp_float_t *im) {
         return true;
     }
     *im = 0;
-    return real_of(o, re) != 0;
+    return real_of(o, re) != NOT_REAL;
 }
 
 // mp_obj_complex_binary_op's sum, difference and product; the real operand of a mixed
@@ -156,11 +163,11 @@ static mp_obj_t small_int_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
 mp_obj_t mp_native_binary_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
     mp_float_t a, b;
     int ka = real_of(lhs, &a);
-    int kb = ka ? real_of(rhs, &b) : 0;
+    int kb = ka != NOT_REAL ? real_of(rhs, &b) : NOT_REAL;
     mp_obj_t out = MP_OBJ_NULL;
-    if (ka + kb >= 3) {  // both real, at least one a float
+    if (ka != NOT_REAL && kb != NOT_REAL && (ka == FLOAT || kb == FLOAT)) {
         out = float_op(op, a, b);
-    } else if (ka == 1 && kb == 1) {  // two small ints stay ints
+    } else if (ka == SMALL_INT && kb == SMALL_INT) {  // two small ints stay ints
         out = small_int_op(op, lhs, rhs);
     }
 #if MICROPY_PY_BUILTINS_COMPLEX
