@@ -213,6 +213,22 @@ def test_native_call_site_caches_agree_with_bytecode_as_things_change(g):
     assert n == 68 and bad == 0, (n, bad)
 
 
+def test_native_global_cache_holds_across_namespaces(g):
+    # One native body run under several globals maps, as a Locus step's twin runs in
+    # each Locus's namespace: the cached index is checked in the map of the call.
+    g.paste(CACHES)
+    n, bad = ast.literal_eval(g.eval("agree_shared()", timeout=120))
+    assert n == 42 and bad == 0, (n, bad)
+
+
+def test_native_method_cache_asks_an_attr_slot_each_time(g):
+    # Ctx's attr slot answers some names and defers the rest to its methods; the native
+    # method cache must give what mp_load_method does, its AttributeError included.
+    g.paste(CACHES)
+    n, bad = ast.literal_eval(g.eval("agree_ctx()", timeout=120))
+    assert n == 24 and bad == 0, (n, bad)
+
+
 WATCHED = prog("native_watched")
 
 

@@ -120,3 +120,70 @@ def agree_caches():
             print('MISMATCH override', step)
     del builtins.lg_other
     return n, bad
+# One native body run under several globals maps (each exec of the compiled code makes a
+# function of its own over the same machine code, as every Locus of a manifest runs its
+# step's twin in its own namespace): a name's cached index is checked in whichever map
+# the call runs under. Each layout puts other keys before K, or none, or shadows len.
+SHARED = "def sg():\n    return (K, len)\n"
+LAYOUTS = [[("K", 1)], [("a", 0), ("K", 2)], [("K", 3), ("len", "own")], [],
+           [("len", "x")], [("b", 0), ("c", 0), ("K", 4)], [("K", 5)]]
+def agree_shared():
+    bc, nat = compile(SHARED, "shb", "exec"), compile(native(SHARED), "shn", "exec")
+    n = bad = 0
+    for rep in range(3):
+        for items in LAYOUTS:
+            nb, nn = dict(items), dict(items)
+            exec(bc, nb)
+            exec(nat, nn)
+            # The call, then again once K is gone from that map (its slot deleted).
+            for change in ("", "K"):
+                if change:
+                    nb.pop(change, None)
+                    nn.pop(change, None)
+                n += 1
+                x, y = run(nb, "sg()"), run(nn, "sg()")
+                if x != y:
+                    bad += 1
+                    print("MISMATCH", rep, items, change, x, y)
+    return n, bad
+# Methods of a built-in type with an attr slot (the mesh's Ctx answers id, args, ... and
+# defers the rest to its locals dict): the slot is asked on every load, and what it
+# answers itself, or a name nothing has, stays what the bytecode gives, message included.
+CTX_SITES = """
+def csense(o):
+    return o.sense('g', 'k')
+def cargs(o):
+    return o.args()
+def cnone(o):
+    return o.nosuch()
+"""
+def agree_ctx():
+    import mesh
+    from field import keyed
+    m = mesh.Mesh([keyed("g", 8)], seed=1)
+    code = "def step(ctx):\n    pass\n"
+    caps = [{"flavours": ["g"], "ops": ["sense", "deposit"]}]
+    ctxs = [m.loci[m.spawn({"name": "c%d" % i, "code": code, "caps": caps})].ctx
+            for i in range(2)]
+    ctxs[0].deposit("g", 2.0, "k")
+    nb, nn = {}, {}
+    exec(CTX_SITES, nb)
+    exec(native(CTX_SITES), nn)
+    class S:
+        def sense(self, f, k):
+            return "user"
+    def full(ns, code):
+        try:
+            return ("ok", repr(eval(code, ns)))
+        except Exception as e:
+            return ("exc", type(e).__name__, str(e))
+    n = bad = 0
+    for o in (ctxs[0], ctxs[0], ctxs[1], S(), {}, 3, ctxs[1], ctxs[0]):
+        for call in ("csense(o)", "cargs(o)", "cnone(o)"):
+            nb["o"] = nn["o"] = o
+            n += 1
+            x, y = full(nb, call), full(nn, call)
+            if x != y:
+                bad += 1
+                print("MISMATCH", call, x, y)
+    return n, bad

@@ -157,7 +157,11 @@ mp_obj_t mp_native_load_global(qstr qst) {
     rw_site_t *c = site_slot(site);
     if (c->ip == site) {
         mp_obj_t key = MP_OBJ_NEW_QSTR(qst);
-        if (c->map == gmap && holds(gmap, c->index, key)) {
+        // Found in a globals map: the index is checked in the current one, whichever
+        // it is. Code shared by namespaces built alike (every Locus of a manifest runs
+        // the same twin, each in its own namespace) finds its names at the same index
+        // in each, so the guess holds across them.
+        if (c->map != BUILTINS_MAP && holds(gmap, c->index, key)) {
             return gmap->table[c->index].value;
         }
         // A builtin: absent from these globals and from the builtins override dict when
@@ -242,38 +246,78 @@ RW_INLINE bool builtin_method(mp_obj_t v) {
     return (f & MP_TYPE_FLAG_BINDS_SELF) && (f & MP_TYPE_FLAG_BUILTIN_FUN);
 }
 
-// The fixed locals dict of a built-in type without an attr slot, else NULL. Such a type
-// answers a method load from that dict alone, and the dict never changes.
+// The fixed locals dict of a built-in type, else NULL. A type without an attr slot
+// answers a method load from that dict alone, and the dict never changes; one with an
+// attr slot (the mesh's Ctx) answers from it when the slot defers (sets dest[1] to
+// MP_OBJ_SENTINEL), which deferred_method asks the slot on every use.
 RW_INLINE mp_map_t *fixed_methods_of(const mp_obj_type_t *t) {
-    if (MP_OBJ_TYPE_HAS_SLOT(t, attr) || !MP_OBJ_TYPE_HAS_SLOT(t, locals_dict)) {
+    if (!MP_OBJ_TYPE_HAS_SLOT(t, locals_dict)) {
         return NULL;
     }
     mp_map_t *lm = &MP_OBJ_TYPE_GET_SLOT(t, locals_dict)->map;
     return lm->is_fixed ? lm : NULL;
 }
 
-// obj.name(...) where obj's type T is not a user class, has no attr slot and a fixed
-// locals dict holding a built-in function under name at the cached index, and name is
-// not one mp_load_method_maybe answers first: mp_load_method gives (function, obj) on
-// that domain (mp_convert_member_lookup binds a built-in function to an object of a
-// type that is not a user class). Dicts of built-in types are ordered and searched key
-// by key: str's holds about 30 names.
+// What mp_load_method (py/runtime.c) raises when nothing answers name.
+static NORETURN void no_attribute(mp_obj_t base, qstr attr) {
+#if MICROPY_ERROR_REPORTING <= MICROPY_ERROR_REPORTING_TERSE
+    (void)base, (void)attr;
+    mp_raise_msg(&mp_type_AttributeError, MP_ERROR_TEXT("no such attribute"));
+#else
+    if (mp_obj_is_type(base, &mp_type_type)) {
+        mp_raise_msg_varg(&mp_type_AttributeError,
+                          MP_ERROR_TEXT("type object '%q' has no attribute '%q'"),
+                          ((mp_obj_type_t *)MP_OBJ_TO_PTR(base))->name, attr);
+    }
+    mp_raise_msg_varg(&mp_type_AttributeError, MP_ERROR_TEXT("'%s' object has no attribute '%q'"),
+                      mp_obj_get_type_str(base), attr);
+#endif
+}
+
+// base.name(...) on a type with an attr slot, whose locals dict holds the built-in method
+// m under name: what mp_load_method_maybe does, the slot asked first, exactly once. When
+// the slot defers, the dict's entry for name is m (the caller checked it at the cached
+// index), so the method is (m, base); when it answers, its answer stands, and an empty
+// one raises mp_load_method's AttributeError.
+static RW_SLOW void deferred_method(const mp_obj_type_t *t, mp_obj_t base, qstr attr, mp_obj_t m,
+                                    mp_obj_t *dest) {
+    dest[0] = MP_OBJ_NULL;
+    dest[1] = MP_OBJ_NULL;
+    MP_OBJ_TYPE_GET_SLOT(t, attr)(base, attr, dest);
+    if (dest[1] == MP_OBJ_SENTINEL) {
+        dest[0] = m;
+        dest[1] = base;
+        return;
+    }
+    if (dest[0] == MP_OBJ_NULL) {
+        no_attribute(base, attr);
+    }
+}
+
+// obj.name(...) where obj's type T is not a user class, has a fixed locals dict holding a
+// built-in function under name at the cached index, and name is not one
+// mp_load_method_maybe answers first: mp_load_method gives (function, obj) on that domain
+// when T has no attr slot or its slot defers (mp_convert_member_lookup binds a built-in
+// function to an object of a type that is not a user class). Dicts of built-in types are
+// ordered and searched key by key: str's holds about 30 names. The guess is noted after
+// mp_load_method ran, from the dict alone, so an attr slot runs once per load.
 static RW_SLOW void load_builtin_method_slow(mp_obj_t base, qstr attr, mp_obj_t *dest,
                                              const uint8_t *site) {
+    mp_load_method(base, attr, dest);
     const mp_obj_type_t *t = mp_obj_get_type(base);
     mp_map_t *lm = fixed_methods_of(t);
-    if (lm != NULL && method_name_ok(attr)) {
+    if (lm != NULL && method_name_ok(attr) && dest[1] == base) {
         mp_map_elem_t *e = mp_map_lookup(lm, MP_OBJ_NEW_QSTR(attr), MP_MAP_LOOKUP);
-        if (e != NULL && builtin_method(e->value)) {
+        if (e != NULL && e->value == dest[0] && builtin_method(e->value)) {
             note_method(site, t, lm, e);
         }
     }
-    mp_load_method(base, attr, dest);
 }
 
 // An instance's method through load_instance_method; anything else's through the cache
 // load_builtin_method_slow fills (the type is checked again on every use: its dict and
-// slots are constant, so the name at the index is all that is left to check).
+// slots are constant, so the name at the index is all that is left to check, and the
+// attr slot's answer when it has one).
 void mp_native_load_method(mp_obj_t base, qstr attr, mp_obj_t *dest) {
     const uint8_t *site = RW_SITE();
     if (members_of(base) != NULL) {
@@ -286,6 +330,10 @@ void mp_native_load_method(mp_obj_t base, qstr attr, mp_obj_t *dest) {
         mp_map_t *lm = fixed_methods_of(t);
         if (lm != NULL && holds(lm, c->index, MP_OBJ_NEW_QSTR(attr)) &&
             builtin_method(lm->table[c->index].value)) {
+            if (MP_OBJ_TYPE_HAS_SLOT(t, attr)) {
+                deferred_method(t, base, attr, lm->table[c->index].value, dest);
+                return;
+            }
             dest[0] = lm->table[c->index].value;
             dest[1] = base;
             return;
