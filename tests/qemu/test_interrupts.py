@@ -42,8 +42,11 @@ def test_ticks_agree_with_tsc_and_interrupts_arrive_during_bytecode(guest):
     # Interrupts were delivered while the loop ran; how many depends on the emulator
     # (TCG merges late ones), so only require a steady stream: one per 10 ms at least.
     assert irqs_busy >= 2000 // 10, out
-    # Never more interrupts than timer periods (plus the one in flight at each end).
-    assert irqs <= ticks + 2, out
+    # Never more interrupts than timer periods, plus the one in flight at each end and
+    # the LAPIC timer's calibration error: its period comes from counting against the
+    # TSC over a short window (kernel/apic.c), and a busy host can stretch that window
+    # by a fraction of a per cent (a CI run counted 3,004 interrupts in 3,001 ticks).
+    assert irqs <= ticks + ticks // 200 + 2, out
 
 
 def test_tick_rate_can_be_changed(guest):
