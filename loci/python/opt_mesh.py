@@ -8,6 +8,7 @@ import _prof
 import field
 import mesh as _mesh
 import opt
+import opt_env  # noqa: F401 - registers the Mesh's stand-in: env callbacks are candidates
 import opt_locus
 
 import kernel

@@ -4,7 +4,9 @@ function is rewritten in a heap copy of its code, and twinned from its source, w
 image keeps in a ROM filesystem mounted at /rom; a .mpy module read in place gets a heap
 copy too. The copies run exactly as the image's code (a colony's digests are unchanged
 with every frozen function copied), and the optimiser's own code and the modules that
-write to disks are never candidates. Under -icount, so the gates' verdicts are exact."""
+write to disks are never candidates. A colony's env callback, a frozen closure called
+with the live Mesh, is gated on copies of its free variables with the Mesh's stand-in
+(loci/python/opt_env.py). Under -icount, so the gates' verdicts are exact."""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from guestprog import prog
 from tools.build.mkromfs import frozen_sources, romfs_image
 
 ICOUNT = True
-SETUP = prog("colony_digests") + "\n" + prog("opt_frozen")
+SETUP = prog("colony_digests") + "\n" + prog("opt_frozen") + "\n" + prog("opt_env")
 
 ROOT = Path(__file__).resolve().parents[2]
 MPY_DIR = ROOT / "build" / "micropython-1.25.0-lociOS"
@@ -146,3 +148,36 @@ def tri_loop():
     # Its source is nowhere in the image: no twin.
     assert ("native", "rejected", "source") in val(g, "verdicts('tri')")
     assert val(g, "tri_m.tri(10)") == 45
+
+
+def test_a_colony_env_closure_is_gated_with_the_meshs_stand_in(g):
+    first, verdicts, untouched = val(g, "env_verdicts()", timeout=600)
+    assert first is None, first   # the first move records its calls
+    rewrite = [v for v in verdicts if v[0] == "rewrite"]
+    # It passed the verifier (its free variables are cells) and the equivalence gate
+    # (replayed on copies of them, with the stand-in): only the timing decides.
+    assert rewrite and rewrite[0][2] in (None, "faster"), verdicts
+    # The replays and the timed calls left the colony's state and the field as they were.
+    assert untouched is True
+
+
+def test_an_env_asking_what_the_stand_in_cannot_answer_is_refused(g):
+    _first, verdicts, untouched = val(g, "asking_env_verdicts()", timeout=600)
+    rewrite = [v for v in verdicts if v[0] == "rewrite"]
+    assert rewrite and rewrite[0][1:3] == ("rejected", "equivalent"), verdicts
+    assert rewrite[0][3].endswith("its replay asked the stand-in for m.ps, which it cannot"
+                                  " answer"), rewrite
+    assert untouched is True
+
+
+def test_a_replay_copies_a_closures_cells(g):
+    new_cell, original, copy, same_as_changed, same_as_copy, leading = val(g, "cell_copies()")
+    assert new_cell is True
+    # The copy's contents are copies: changing them leaves the original as it was.
+    assert original == [1, {"a": 2.5}] and copy == [1, {"a": 3.5}]
+    assert same_as_changed is True and same_as_copy is False
+    assert leading == 1   # the cells that lead every recorded call
+
+
+def test_n_free_must_name_unnamed_arguments(g):
+    assert val(g, "named_as_free()") == "ValueError: n_free: those arguments are named parameters"

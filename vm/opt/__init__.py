@@ -38,6 +38,16 @@ from ._swap import live_swap, live_swaps, rollback, swaps
 # A copy of a value for a replay, as a 1-tuple; None when it cannot be copied faithfully.
 copy_value = _values.clone
 
+
+
+def stand_in(t, make):
+    """Replay calls that got a live object of type t with make(obj) in its place: a
+    stand-in (REPLAY = True, copy(), state(), and `missing`: what it was asked and could
+    not answer) that answers reads and records writes. loci/python/opt_env.py registers
+    the Mesh's, for the colonies' env callbacks."""
+    _values.STAND_INS[t] = make
+
+
 # A candidate must be at least this much faster (new/old cycle ratio, median of the A/B
 # rounds) to be swapped in. 2 %: under QEMU -icount reruns differ by ~0.04 %, and on TCG
 # without -icount (or hardware) the A/B rounds interleave, so drift hits both sides.
@@ -102,4 +112,4 @@ _experience.load()
 __all__ = ("PLAIN", "aggressive", "attempt", "auto", "by_key", "check", "consider",
            "copy_value", "experience", "forget", "hot", "journal", "key", "live_swap",
            "live_swaps", "log", "optimise", "recording", "rollback", "settle",
-           "stop_recording", "swaps", "trust", "trusted")
+           "stand_in", "stop_recording", "swaps", "trust", "trusted")

@@ -134,7 +134,11 @@ def replacement(fn, edits):
     return bytes(code)
 
 
-def verify(fn, edits, profile):
+def verify(fn, edits, profile, n_free=0):
+    # n_free: fn is a closure's bytecode function, whose first n_free arguments are the
+    # closure's cells (_values.free_cells of its recorded calls).
+    if n_free:
+        return vm.check_replacement(fn, replacement(fn, edits), profile, n_free)
     return vm.check_replacement(fn, replacement(fn, edits), profile)
 
 
@@ -142,6 +146,13 @@ def verify(fn, edits, profile):
 
 # What _budget.run raises when the replayed code starts a budgeted call of its own.
 _NEST = "budgeted calls do not nest"
+
+
+def _show(args):
+    # The arguments as a refusal names them: a closure's free variables and a colony's
+    # state can print as thousands of characters.
+    r = repr(args)
+    return r if len(r) <= 160 else r[:150] + " ...)"
 
 
 def _call(fn_args):
@@ -225,13 +236,17 @@ def equivalent(fn, cand, inputs, limits=None):
             # new code must run out too, at the same op, having made the same calls.
             if old[0] == "out" and (limits is None or old[1] != _budget.OPS):
                 if limits is not None:
-                    return "args %r: the original ran out of the Locus's budget (status %d)" % (
+                    return "args %s: the original ran out of the Locus's budget (status %d)" % (
                         args, old[1])
-                return "args %r: the original took more than %d cycles" % (
+                return "args %s: the original took more than %d cycles" % (
                     args, opt.MAX_CALL_CYCLES)
+            missing = _values.unanswered(a[0])
+            if missing is not None:
+                return "args %s: its replay asked the stand-in for %s, which it cannot" \
+                    " answer" % (_show(args), missing)
             if old[0] == "nests":
-                return "args %r: it runs budgeted calls itself, so it cannot be replayed" \
-                    " under a budget" % (args,)
+                return "args %s: it runs budgeted calls itself, so it cannot be replayed" \
+                    " under a budget" % (_show(args),)
             cand.apply()
             limit = opt.REPLAY_FACTOR * old[5] + opt.REPLAY_FLOOR
             new = _run(fn, b[0], limit, limits)
@@ -241,25 +256,27 @@ def equivalent(fn, cand, inputs, limits=None):
             _put_back(fn, before)
         if new[0] == "out" and not (old[0] == "out" and new[1] == old[1]):
             if limits is not None:
-                return "args %r: the new code ran out of its replay budget (status %d)" % (
+                return "args %s: the new code ran out of its replay budget (status %d)" % (
                     args, new[1])
-            return "args %r: the new code ran out of its replay budget (%d cycles)" % (args, limit)
+            return "args %s: the new code ran out of its replay budget (%d cycles)" % (
+                _show(args), limit)
         if not _values.same(old_g, new_g):
-            return "args %r: the globals it stores differ after the call" % (args,)
+            return "args %s: the globals it stores differ after the call" % (_show(args),)
         if old[0] != new[0]:
-            return "args %r: old %s, new %s" % (args, old[0], new[0])
+            return "args %s: old %s, new %s" % (_show(args), old[0], new[0])
         if old[0] == "exc" and old[1] is not new[1]:
-            return "args %r: old raised %s, new %s" % (args, old[1].__name__, new[1].__name__)
+            return "args %s: old raised %s, new %s" % (_show(args), old[1].__name__,
+                                                        new[1].__name__)
         if old[0] == "exc" and old[1] not in cand.raises:
             cand.raises.append(old[1])
         if old[0] == "ret" and not _values.same(old[1], new[1]):
-            return "args %r: old returned %r, new %r" % (args, old[1], new[1])
+            return "args %s: old returned %r, new %r" % (_show(args), old[1], new[1])
         if old[2] != new[2] or old[3] != new[3]:
-            return "args %r: printed output differs" % (args,)
+            return "args %s: printed output differs" % (_show(args),)
         if not _values.same(old[4], new[4]):
-            return "args %r: arguments after the call differ" % (args,)
+            return "args %s: arguments after the call differ" % (_show(args),)
         if limits is not None and old[6] != new[6]:
-            return "args %r: old counted %d ops, new %d" % (args, old[6], new[6])
+            return "args %s: old counted %d ops, new %d" % (_show(args), old[6], new[6])
     return None
 
 

@@ -109,16 +109,20 @@ def native_candidate(fn, profile, count_ops=False):
     return Native(fn, twin, new), None
 
 
-# The in-place rewrites budgeted (Locus) code gets: not the per-site caches. Its calls are
-# gated with a stand-in for ctx (loci/python/opt_locus.py), another type than the live
-# ctx, so a method cache the gates measured hitting misses on every live call: the task
-# colony's worker step, measured 3.6 % faster by the gates with them, made 39,224 guard
-# misses in 2,000 live steps and ran 2 % slower than not swapped.
+# The in-place rewrites of budgeted (Locus) code and of code whose calls take a live Mesh:
+# not the per-site caches. Their calls are gated with a stand-in (for ctx,
+# loci/python/opt_locus.py; for the Mesh, loci/python/opt_env.py), another type than the
+# live object, so a method cache the gates measured hitting misses on every live call: the
+# task colony's worker step, measured 3.6 % faster by the gates with them, made 39,224
+# guard misses in 2,000 live steps and ran 2 % slower than not swapped.
 BUDGETED_KINDS = tuple(k for k in _rw.KINDS if k != "cache")
 
 
-def _candidate(fn, old, profile, kind, budgeted=False):
+def _candidate(fn, old, profile, kind, budgeted=False, stand_ins=False, n_free=0):
     # The candidate of this kind if it passes gate 1, else the journal entry saying why.
+    # `stand_ins`: its calls are replayed with a stand-in for a live argument (a Mesh),
+    # which the per-site caches would be measured on and then miss on every live call.
+    # n_free: fn is a closure's bytecode function, passed that many cells first.
     if kind == "native":
         cand, refused = native_candidate(fn, profile, budgeted)
         if cand is None:
@@ -126,12 +130,15 @@ def _candidate(fn, old, profile, kind, budgeted=False):
                                 "native")
         return cand
     code = _rw.code(fn)
-    edits = _rw.plan(fn, BUDGETED_KINDS) if budgeted else _rw.plan(fn)
+    edits = _rw.plan(fn, BUDGETED_KINDS) if budgeted or stand_ins else _rw.plan(fn)
     if not edits:
         return _journal.add(fn, "rejected", "plan", old, old, [], None, "nothing to rewrite")
     start = _rw.start(fn)
     new = _journal.digest(_gates.replacement(fn, edits)[start:start + len(code)])
-    why = _gates.verify(fn, edits, profile)
+    try:
+        why = _gates.verify(fn, edits, profile, n_free)
+    except ValueError as e:
+        why = str(e)
     if why:
         return _journal.add(fn, "rejected", "verify", old, new, edits, None, why)
     return Rewrite(fn, edits, new)
@@ -175,6 +182,8 @@ def gate(fn, profile, inputs, limits=None, twin=True):
     if inputs is None:
         inputs = _gates.recorded(fn)
     inputs = [a for a in inputs if _values.clone(a) is not None]
+    stand_ins = any(_values.has_stand_in(a) for a in inputs)
+    n_free = _values.free_cells(inputs)
     last = None
     passed = []  # (ratio, candidate, gate miss rate)
     kinds, hinted = _kinds(fn, limits is not None, twin)
@@ -184,7 +193,7 @@ def gate(fn, profile, inputs, limits=None, twin=True):
     for kind in kinds:
         if passed and passed[0][1].kind == hinted:
             break  # the kind an earlier boot swapped in passed again: done
-        cand = _candidate(fn, old, profile, kind, limits is not None)
+        cand = _candidate(fn, old, profile, kind, limits is not None, stand_ins, n_free)
         if type(cand) is dict:
             last = cand
             continue

@@ -3,7 +3,8 @@
 // (vm/rewrite): plan(fn, kinds), apply(fn, edits), code(fn), start(fn), undo(fn),
 // misses(fn), misses_reset(), aggressive(flag), stats(); call recording: record/recorded;
 // native promotion: promote/demote/twin/sources/machine_code; native code's heat and
-// the second tier: native_heat/native_span/native_file/tier; watch/unwatch/raised.
+// the second tier: native_heat/native_span/native_file/tier; watch/unwatch/raised;
+// closures: fun_of, and their free variables' cells: cell/cell_get.
 #include <string.h>
 
 #include "py/bc.h"
@@ -464,6 +465,35 @@ static mp_obj_t rw_rebind_fn(mp_obj_t fn, mp_obj_t globals) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_2(rw_rebind_obj, rw_rebind_fn);
 
+// cell(value) -> a new cell holding value; cell_get(c) -> what cell c holds. A closure's
+// bytecode function takes its free variables as cells ahead of its arguments: the
+// equivalence gate replays its recorded calls on new cells holding copies
+// (vm/opt/_values.py), so the replay never writes the live closure's variables.
+static const mp_obj_type_t *cell_type(void) {
+    static const mp_obj_type_t *t;
+    if (t == NULL) {
+        t = mp_obj_get_type(mp_obj_new_cell(mp_const_none));
+    }
+    return t;
+}
+static mp_obj_t rw_cell_fn(mp_obj_t value) {
+    return mp_obj_new_cell(value);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_cell_obj, rw_cell_fn);
+static mp_obj_t rw_cell_get_fn(mp_obj_t c) {
+    if (mp_obj_get_type(c) != cell_type()) {
+        mp_raise_TypeError(MP_ERROR_TEXT("_rw.cell_get: not a cell"));
+    }
+    return mp_obj_cell_get(c);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_cell_get_obj, rw_cell_get_fn);
+// fun_of(fn) -> the bytecode function a closure (or bound method) calls: the function the
+// profiler counts and the optimiser gates.
+static mp_obj_t rw_fun_of_fn(mp_obj_t fn) {
+    return MP_OBJ_FROM_PTR(get_fun(fn));
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_fun_of_obj, rw_fun_of_fn);
+
 // watch(fn, types): note the first exception type not in `types` escaping a call of fn
 // (rw_watch.c); False when the table is full. unwatch(fn). raised(fn): that type, or None.
 static mp_obj_t rw_watch_fn(mp_obj_t fn, mp_obj_t types) {
@@ -508,6 +538,9 @@ static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_tier), MP_ROM_PTR(&rw_tier_obj) },
     { MP_ROM_QSTR(MP_QSTR_count_ops), MP_ROM_PTR(&rw_count_ops_obj) },
     { MP_ROM_QSTR(MP_QSTR_rebind), MP_ROM_PTR(&rw_rebind_obj) },
+    { MP_ROM_QSTR(MP_QSTR_cell), MP_ROM_PTR(&rw_cell_obj) },
+    { MP_ROM_QSTR(MP_QSTR_cell_get), MP_ROM_PTR(&rw_cell_get_obj) },
+    { MP_ROM_QSTR(MP_QSTR_fun_of), MP_ROM_PTR(&rw_fun_of_obj) },
     { MP_ROM_QSTR(MP_QSTR_watch), MP_ROM_PTR(&rw_watch_obj) },
     { MP_ROM_QSTR(MP_QSTR_unwatch), MP_ROM_PTR(&rw_unwatch_obj) },
     { MP_ROM_QSTR(MP_QSTR_raised), MP_ROM_PTR(&rw_raised_obj) },

@@ -1,0 +1,60 @@
+# SPDX-License-Identifier: MIT
+# Set-up of test_opt_frozen.py's env tests: a colony's env callback (a closure over the
+# colony's state, called with the live Mesh) gated by opt with the Mesh's stand-in.
+import mesh, opt, opt_env, vm, _rw
+from opt import _values
+from colonies import tasks
+def env_colony(rounds=40, seed=5):
+    m = mesh.Mesh(tasks.flavours(tasks=200), seed=seed)
+    st = tasks.setup(m, seed=seed, tasks=200)
+    for _ in range(rounds):
+        m.round()
+    return m, st
+def gate_env(m, fn, rounds=3):
+    # One optimiser move on fn (recording, `rounds` rounds, the gates): the journal
+    # entries it made, and whether the gates left the colony's state and the field as
+    # they were.
+    j0 = opt.journal(1)
+    last = j0[-1]["id"] if j0 else 0
+    first = opt.attempt(fn)
+    for _ in range(rounds):
+        m.round()
+    before = (repr(tasks_state(m)), m.field.digest())
+    opt.attempt(fn)
+    after = (repr(tasks_state(m)), m.field.digest())
+    mine = [(j["kind"], j["verdict"], j["gate"], j["detail"][-120:])
+            for j in opt.journal(50) if j["id"] > last]
+    return first, mine, before == after
+def tasks_state(m):
+    from colonies import common
+    return common.state(m)
+def env_verdicts():
+    m, st = env_colony()
+    return gate_env(m, _rw.fun_of(m.envs[0]))
+def asking_env_verdicts():
+    # An env callback that asks the mesh for something its stand-in does not answer.
+    m, st = env_colony(rounds=2, seed=6)
+    seen = []
+    def env2(m):
+        seen.append(len(m.ps()))
+        for _ in range(300):
+            seen.append(m.tick)
+    m.env(env2)
+    for _ in range(3):
+        m.round()
+    return gate_env(m, _rw.fun_of(env2))
+def cell_copies():
+    c = _rw.cell([1, {"a": 2.5}])
+    k = _values.clone((c, 7))[0]
+    inner = _rw.cell_get(k[0])
+    inner[1]["a"] = 3.5
+    changed = _values.clone((c,))[0]
+    return (k[0] is not c, _rw.cell_get(c), inner, _values.same((c,), changed),
+            _values.same((c,), k), _values.free_cells([(c, c, 1), (c, 2, c)]))
+def named_as_free():
+    def f(a, b):
+        return a + b
+    try:
+        return vm.check_replacement(f, vm.bytecode(f), "trusted", 1)
+    except ValueError as e:
+        return "ValueError: %s" % e
