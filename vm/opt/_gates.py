@@ -134,11 +134,7 @@ def replacement(fn, edits):
     return bytes(code)
 
 
-def verify(fn, edits, profile, n_free=0):
-    # n_free: fn is a closure's bytecode function, whose first n_free arguments are the
-    # closure's cells (_values.free_cells of its recorded calls).
-    if n_free:
-        return vm.check_replacement(fn, replacement(fn, edits), profile, n_free)
+def verify(fn, edits, profile):
     return vm.check_replacement(fn, replacement(fn, edits), profile)
 
 

@@ -118,11 +118,10 @@ def native_candidate(fn, profile, count_ops=False):
 BUDGETED_KINDS = tuple(k for k in _rw.KINDS if k != "cache")
 
 
-def _candidate(fn, old, profile, kind, budgeted=False, stand_ins=False, n_free=0):
+def _candidate(fn, old, profile, kind, budgeted=False, stand_ins=False):
     # The candidate of this kind if it passes gate 1, else the journal entry saying why.
     # `stand_ins`: its calls are replayed with a stand-in for a live argument (a Mesh),
     # which the per-site caches would be measured on and then miss on every live call.
-    # n_free: fn is a closure's bytecode function, passed that many cells first.
     if kind == "native":
         cand, refused = native_candidate(fn, profile, budgeted)
         if cand is None:
@@ -135,10 +134,7 @@ def _candidate(fn, old, profile, kind, budgeted=False, stand_ins=False, n_free=0
         return _journal.add(fn, "rejected", "plan", old, old, [], None, "nothing to rewrite")
     start = _rw.start(fn)
     new = _journal.digest(_gates.replacement(fn, edits)[start:start + len(code)])
-    try:
-        why = _gates.verify(fn, edits, profile, n_free)
-    except ValueError as e:
-        why = str(e)
+    why = _gates.verify(fn, edits, profile)
     if why:
         return _journal.add(fn, "rejected", "verify", old, new, edits, None, why)
     return Rewrite(fn, edits, new)
@@ -183,7 +179,6 @@ def gate(fn, profile, inputs, limits=None, twin=True):
         inputs = _gates.recorded(fn)
     inputs = [a for a in inputs if _values.clone(a) is not None]
     stand_ins = any(_values.has_stand_in(a) for a in inputs)
-    n_free = _values.free_cells(inputs)
     last = None
     passed = []  # (ratio, candidate, gate miss rate)
     kinds, hinted = _kinds(fn, limits is not None, twin)
@@ -193,7 +188,7 @@ def gate(fn, profile, inputs, limits=None, twin=True):
     for kind in kinds:
         if passed and passed[0][1].kind == hinted:
             break  # the kind an earlier boot swapped in passed again: done
-        cand = _candidate(fn, old, profile, kind, limits is not None, stand_ins, n_free)
+        cand = _candidate(fn, old, profile, kind, limits is not None, stand_ins)
         if type(cand) is dict:
             last = cand
             continue

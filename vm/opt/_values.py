@@ -55,18 +55,6 @@ CELL = type(_rw.cell(None))
 STAND_INS = {}
 
 
-def free_cells(inputs):
-    # How many cells lead every recorded call: the free variables a closure passes its
-    # bytecode function ahead of the arguments (0 for a function that is no closure's).
-    n = None
-    for args in inputs:
-        k = 0
-        while k < len(args) and type(args[k]) is CELL:
-            k += 1
-        n = k if n is None else min(n, k)
-    return n or 0
-
-
 def has_stand_in(args):
     # Whether a copy of args puts a stand-in in place of a live argument.
     return any(type(x) in STAND_INS or getattr(type(x), "REPLAY", False) for x in args)

@@ -177,39 +177,38 @@ typedef struct {
     uint32_t n_free;
 } target_t;
 
-// vm.check_replacement's n_free: the cells a closure passes to its bytecode function,
-// for a function given without its closure (the optimiser works on the function the
-// profiler saw: a colony's env callback is one). get_target takes it for that call.
-static uint32_t s_claimed_free;
-
-// Whether bytecode function f's first n positional arguments are unnamed: the compiler
-// passes a closure's free variables first and names them '*', which no parameter can be.
-static bool unnamed_args(const mp_obj_fun_bc_t *f, uint32_t n) {
+// The cells a closure passes to bytecode function f ahead of its arguments, for f given
+// without its closure (the optimiser works on the function the profiler saw; a colony's
+// env callback is one). The compiler passes a closure's free variables first and names
+// them '*', which no parameter can be; a comprehension's iterator, its last argument, is
+// named '*' too.
+static uint32_t free_of(const mp_obj_fun_bc_t *f) {
     const byte *ip = f->bytecode;
     MP_BC_PRELUDE_SIG_DECODE(ip);
-    (void)n_state, (void)n_exc_stack, (void)scope_flags, (void)n_kwonly_args;
-    (void)n_def_pos_args;
-    if (n > n_pos_args) {
-        return false;
-    }
+    (void)n_state, (void)n_exc_stack, (void)scope_flags, (void)n_def_pos_args;
     MP_BC_PRELUDE_SIZE_DECODE(ip);
     (void)n_info, (void)n_cell;
-    const byte *names = mp_decode_uint_skip(ip);  // past the function's own name
-    for (uint32_t i = 0; i < n; i++) {
+    const byte *names = ip;
+    qstr name = (qstr)mp_decode_uint(&names);
+#if MICROPY_EMIT_BYTECODE_USES_QSTR_TABLE
+    name = f->context->constants.qstr_table[name];
+#endif
+    uint32_t n = 0;
+    for (; n < n_pos_args + n_kwonly_args; n++) {
         qstr q = (qstr)mp_decode_uint(&names);
 #if MICROPY_EMIT_BYTECODE_USES_QSTR_TABLE
         q = f->context->constants.qstr_table[q];
 #endif
         if (q != MP_QSTR__star_) {
-            return false;
+            break;
         }
     }
-    return true;
+    bool comprehension = name == MP_QSTR__lt_listcomp_gt_ || name == MP_QSTR__lt_dictcomp_gt_ ||
+                         name == MP_QSTR__lt_setcomp_gt_ || name == MP_QSTR__lt_genexpr_gt_;
+    return comprehension && n > 0 && n == n_pos_args ? n - 1 : n;
 }
 
 static void get_target(mp_obj_t fn, target_t *t) {
-    uint32_t claimed = s_claimed_free;
-    s_claimed_free = 0;
     t->n_free = 0;
 #if MICROPY_PY_BUILTINS_CODE == MICROPY_PY_BUILTINS_CODE_MINIMUM
     if (mp_obj_is_type(fn, &mp_type_code)) {
@@ -245,11 +244,8 @@ static void get_target(mp_obj_t fn, target_t *t) {
         mp_raise_TypeError(MP_ERROR_TEXT("not a bytecode function or code object"));
     }
     mp_obj_fun_bc_t *f = MP_OBJ_TO_PTR(fn);
-    if (claimed && !t->n_free) {
-        if (!unnamed_args(f, claimed)) {
-            mp_raise_ValueError(MP_ERROR_TEXT("n_free: those arguments are named parameters"));
-        }
-        t->n_free = claimed;
+    if (t->n_free == 0) {
+        t->n_free = free_of(f);
     }
     t->bytecode = f->bytecode;
     t->constants = &f->context->constants;
@@ -279,7 +275,6 @@ static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code
 static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace, int stats,
                     const mp_obj_t *names) {
     if (vm_busy) {
-        s_claimed_free = 0;
         mp_raise_msg(&mp_type_RuntimeError,
                      MP_ERROR_TEXT("verify: verifier in use (called from a finaliser)"));
     }
@@ -387,20 +382,13 @@ static mp_obj_t vm_check(size_t n_args, const mp_obj_t *args) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_obj, 1, 3, vm_check);
 
-// vm.check_replacement(fn, code, profile="locus", n_free=0) -> None, or the rejection
-// message. n_free: fn is the bytecode function of a closure, which passes it that many
-// cells ahead of its arguments (ValueError unless those arguments are unnamed).
+// vm.check_replacement(fn, code, profile="locus") -> None, or the rejection message.
 static mp_obj_t vm_check_replacement(size_t n_args, const mp_obj_t *args) {
     mp_obj_t a[2] = { args[0], n_args > 2 ? args[2] : MP_OBJ_NEW_QSTR(MP_QSTR_locus) };
-    mp_int_t n_free = n_args > 3 ? mp_obj_get_int(args[3]) : 0;
-    if (n_free < 0 || n_free > 255) {
-        mp_raise_ValueError(MP_ERROR_TEXT("n_free: 0..255"));
-    }
-    s_claimed_free = (uint32_t)n_free;
     mp_obj_t r = run(2, a, args[1], 1, 0, NULL);
     return mp_obj_is_small_int(r) ? mp_const_none : r;
 }
-static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_replacement_obj, 2, 4, vm_check_replacement);
+static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_replacement_obj, 2, 3, vm_check_replacement);
 
 // vm.stats(fn, profile="locus") -> (functions, bytes, instructions) verified, or the
 // rejection message: what a benchmark divides its time by.
