@@ -157,8 +157,17 @@ def test_a_colony_env_closure_is_gated_with_the_meshs_stand_in(g):
     # It passed the verifier (its free variables are cells) and the equivalence gate
     # (replayed on copies of them, with the stand-in): only the timing decides.
     assert rewrite and rewrite[0][2] in (None, "faster"), verdicts
+    # Its twin is compiled inside a def taking its free variables in its closure's order.
+    assert ("native", "swapped", None, "") in verdicts, verdicts
     # The replays and the timed calls left the colony's state and the field as they were.
     assert untouched is True
+
+
+def test_a_colony_deposits_the_same_with_its_env_twin_swapped_in(g):
+    chain, report, verdict = val(g, "env_twin_run(True)", timeout=900)
+    assert verdict == ("native", "swapped")
+    # The same field digest chain and report as with the bytecode env, same seed.
+    assert val(g, "env_twin_run(False)", timeout=900) == (chain, report, None)
 
 
 def test_an_env_asking_what_the_stand_in_cannot_answer_is_refused(g):

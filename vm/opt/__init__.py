@@ -78,7 +78,8 @@ PATIENCE = 4
 # and rolls back one that is no longer faster than the original.
 RECHECK_PASSES = 20
 # Native twins are compiled only for defs whose source uses none of these: they need
-# the class cell or the enclosing scope, which a def compiled on its own does not have.
+# the class cell, or write the enclosing scope's variables (a closure's twin is compiled
+# in a def of its own that only passes the free variables' cells, _source.compile_def).
 NATIVE_REFUSE = ("super", "__class__", "nonlocal")
 # A native function (@micropython.native) whose loops took this many back edges is hot:
 # the profiler's first hot event for bytecode is at 1024 calls + back edges.

@@ -4,6 +4,8 @@
 import _prof
 import _rw
 
+import vm
+
 from . import _journal
 
 
@@ -229,14 +231,26 @@ def nested(fn):
     return False
 
 
-def compile_def(fn, src, native, tier=True, count_ops=False):
+def compile_def(fn, src, native, tier=True, count_ops=False, free=()):
     # The function a def compiles to in a copy of fn's globals (so fn's namespace is not
     # touched); "<twin>" keeps the text out of _rw.sources(). A native twin is compiled
     # by the second tier (direct calls, vm/patches/0021) unless tier is False (what the
     # stock emitter makes of the def, to compare with a native original); with
-    # count_ops, it counts a budget's ops as the VM does (vm/patches/0023).
+    # count_ops, it counts a budget's ops as the VM does (vm/patches/0023). `free`: fn is
+    # a closure's function with these free variables, in the order its closure passes
+    # them (free_order): the def is compiled inside an enclosing def taking them as
+    # parameters, so it takes their cells first in that order, and the function is the
+    # one a closure made by that def calls (its cells are not used: promotion passes
+    # fn's callers' cells).
     scratch = dict(fn.__globals__)
+    name = _journal.name(fn)
     text = ("@micropython.native\n" + src) if native else src
+    if free:
+        if '"""' in src or "'''" in src:
+            raise ValueError("a closure's def with a multi-line string: indenting it would"
+                             " change the string")
+        body = "".join("    " + ln + "\n" for ln in text.splitlines())
+        text = "def _enclose(%s):\n%s    return %s\n" % (", ".join(free), body, name)
     was = _rw.tier(native and tier)  # the emitter runs in compile()
     was_counting = _rw.count_ops(native and count_ops)
     try:
@@ -245,4 +259,38 @@ def compile_def(fn, src, native, tier=True, count_ops=False):
         _rw.tier(was)
         _rw.count_ops(was_counting)
     exec(code, scratch)
-    return scratch[_journal.name(fn)]
+    if free:
+        return _rw.fun_of(scratch["_enclose"](*([None] * len(free))))
+    return scratch[name]
+
+
+def free_order(fn, src):
+    """The free variables of fn, a closure's bytecode function, in the order its closure
+    passes their cells: () for a function that is no closure's. Raises ValueError when
+    the order is not proved: the def compiled inside an enclosing def taking them in that
+    order must access the same cells at the same instructions (vm.derefs) as fn."""
+    n, orig = vm.derefs(fn)
+    if not n:
+        return ()
+    # Compiled on its own, the def loads its free variables as globals.
+    free = sorted(set(vm.names(compile_def(fn, src, False))[0]) - set(vm.names(fn)[0]))
+    if len(free) != n:
+        raise ValueError("%d free variables, %d found in its source" % (n, len(free)))
+    m, probe = vm.derefs(compile_def(fn, src, False, free=free))
+    if m != n or len(probe) != len(orig):
+        raise ValueError("its source compiles to other cell accesses")
+    at = {}   # a free variable's index in `free` -> its index in fn's cells
+    for (op, mine), (op0, theirs) in zip(probe, orig):
+        if op != op0 or (mine < n) != (theirs < n) or (mine >= n and mine != theirs) or \
+                at.setdefault(mine, theirs) != theirs:
+            raise ValueError("its source compiles to other cell accesses")
+    if len([i for i in at if i < n]) != n:
+        raise ValueError("a free variable it only passes on to an inner function")
+    order = [None] * n
+    for mine, theirs in at.items():
+        if mine < n:
+            order[theirs] = free[mine]
+    order = tuple(order)
+    if vm.derefs(compile_def(fn, src, False, free=order)) != (n, orig):
+        raise ValueError("its source compiles to other cell accesses")
+    return order

@@ -89,20 +89,26 @@ def native_candidate(fn, profile, count_ops=False):
     for word in opt.NATIVE_REFUSE:
         if word in src:
             return None, ("source", "uses '%s'" % word)
-    if _source.nested(fn):
+    try:
+        free = () if type(fn) is _source.NATIVE else _source.free_order(fn, src)
+    except ValueError as e:
+        return None, ("source", "a closure's function: %s" % e)
+    if _source.nested(fn) and not free:
+        # (A closure's function is promoted all the same: a colony's env callback is
+        # made once and called every round.)
         return None, ("source", "a def inside a def: each call makes a new function object")
     if count_ops:
         why = _counted_refusal(fn, src)
         if why:
             return None, ("budget", why)
     try:
-        twin_bc = _source.compile_def(fn, src, False)
+        twin_bc = _source.compile_def(fn, src, False, free=free)
         why = vm.check(twin_bc, profile)
         if why is None and vm.names(twin_bc) != _gates.names(fn):
             why = "its source uses other globals than the running code"
         if why:
             return None, ("verify", why)
-        twin = _source.compile_def(fn, src, True, True, count_ops)
+        twin = _source.compile_def(fn, src, True, True, count_ops, free)
         new = _journal.digest(_rw.machine_code(twin))
     except Exception as e:  # noqa: BLE001 - any failure to compile refuses the twin
         return None, ("compile", "%s: %s" % (type(e).__name__, e))

@@ -125,6 +125,10 @@ int vrf_child(uint32_t child, vrf_child_t *out);
 // Returns 1 with *op and *q (< fn->n_qstr) set and *off moved past it, or 0 when there
 // is none. Start with *off = 0.
 int vrf_next_qstr(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, int *op, uint32_t *q);
+// The same walk over the cell accesses (LOAD_DEREF, STORE_DEREF, DELETE_DEREF): *local is
+// the local the cell is in.
+int vrf_next_deref(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, int *op,
+                   uint32_t *local);
 
 // Name of an opcode ("LOAD_GLOBAL", "BINARY_OP"), or "?" for bytes the VM lacks.
 const char *vrf_opcode_name(int op);

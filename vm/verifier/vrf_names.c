@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // The qstr operands of a function just verified, instruction by instruction: what
 // vm.names() gathers global names from, read off the verifier's own tables so that it
-// sees exactly the instructions the proof covered (those reachable from the entry).
+// sees exactly the instructions the proof covered (those reachable from the entry); and
+// its cell accesses, what vm.derefs() lists.
 #include "vrf_flow.h"
 
 int vrf_next_qstr(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, int *op,
@@ -20,6 +21,27 @@ int vrf_next_qstr(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, in
         }
         *op = in.op;
         *q = in.arg;
+        *off = o + in.size;
+        return 1;
+    }
+    *off = end;
+    return 0;
+}
+
+int vrf_next_deref(const vrf_fn_t *fn, const vrf_result_t *res, uint32_t *off, int *op,
+                   uint32_t *local) {
+    uint32_t end = res->end < vrf_s_dirty ? res->end : vrf_s_dirty;
+    for (uint32_t o = *off; o < end; o++) {
+        if ((vrf_s_flags[o] & (F_START | F_TARGET)) != (F_START | F_TARGET)) {
+            continue;
+        }
+        vrf_insn_t in;
+        if (vrf_decode_insn(fn->code, res->end, o, &in) ||
+            (in.op != OP_LOAD_DEREF && in.op != OP_STORE_DEREF && in.op != OP_DELETE_DEREF)) {
+            continue;
+        }
+        *op = in.op;
+        *local = in.arg;
         *off = o + in.size;
         return 1;
     }

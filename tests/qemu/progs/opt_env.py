@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Set-up of test_opt_frozen.py's env tests: a colony's env callback (a closure over the
 # colony's state, called with the live Mesh) gated by opt with the Mesh's stand-in.
-import mesh, opt, opt_env, vm, _rw
+import hashlib, mesh, opt, opt_env, vm, _rw
 from opt import _values
 from colonies import tasks
 def env_colony(rounds=40, seed=5):
@@ -25,6 +25,25 @@ def gate_env(m, fn, rounds=3):
     mine = [(j["kind"], j["verdict"], j["gate"], j["detail"][-120:])
             for j in opt.journal(50) if j["id"] > last]
     return first, mine, before == after
+def env_twin_run(promote, seed=4, rounds=120, at=30):
+    # The task colony for `rounds` rounds: the field digest chain, its report, and, with
+    # `promote`, the verdicts on its env callback (recorded from round `at`, gated three
+    # rounds later; the swap is rolled back after the run).
+    m = mesh.Mesh(tasks.flavours(tasks=200), seed=seed)
+    tasks.setup(m, seed=seed, tasks=200)
+    fn = _rw.fun_of(m.envs[0])
+    chain = hashlib.sha256()
+    e = None
+    for i in range(rounds):
+        if promote and i == at:
+            opt.attempt(fn)
+        if promote and i == at + 3:
+            e = opt.attempt(fn)
+        m.round()
+        chain.update(m.field.digest())
+    if e is not None and e["verdict"] == "swapped":
+        opt.rollback(e["id"], "test")
+    return chain.digest().hex(), repr(tasks.report(m)), e and (e["kind"], e["verdict"])
 def tasks_state(m):
     from colonies import common
     return common.state(m)

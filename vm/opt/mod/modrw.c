@@ -487,9 +487,16 @@ static mp_obj_t rw_cell_get_fn(mp_obj_t c) {
     return mp_obj_cell_get(c);
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(rw_cell_get_obj, rw_cell_get_fn);
-// fun_of(fn) -> the bytecode function a closure (or bound method) calls: the function the
-// profiler counts and the optimiser gates.
+// fun_of(fn) -> the function a closure (or bound method) calls: for bytecode, the function
+// the profiler counts and the optimiser gates; for a closure made by native code, the
+// native function (a closure's twin, vm/opt/_source.py).
 static mp_obj_t rw_fun_of_fn(mp_obj_t fn) {
+    if (mp_obj_is_type(fn, &mp_type_closure)) {
+        mp_obj_t f = ((rw_closure_t *)MP_OBJ_TO_PTR(fn))->fun;
+        if (mp_obj_is_type(f, &mp_type_fun_native)) {
+            return f;
+        }
+    }
     return MP_OBJ_FROM_PTR(get_fun(fn));
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(rw_fun_of_obj, rw_fun_of_fn);

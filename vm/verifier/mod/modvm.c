@@ -65,6 +65,7 @@ typedef struct {
     uint32_t bytes;  // decoded, over all functions
     uint32_t insns;
     mp_obj_t names[NAMES_N];  // sets of global names, for vm.names; NULL: not wanted
+    mp_obj_t derefs;          // a list for the root's cell accesses (vm.derefs), or NULL
 } walk_t;
 
 // After fn verified: adds the global names its instructions use to w->names.
@@ -114,6 +115,15 @@ static int walk(walk_t *w, vrf_fn_t *fn, mp_raw_code_t *const *children, uint32_
     w->insns += w->res.n_insns;
     if (w->names[0] != MP_OBJ_NULL) {
         collect_names(w, fn);  // before a child's verification reuses the tables
+    }
+    if (w->derefs != MP_OBJ_NULL && depth == 0) {
+        uint32_t off = 0, local;
+        int op;
+        while (vrf_next_deref(fn, &w->res, &off, &op, &local)) {
+            mp_obj_t t[2] = { MP_OBJ_NEW_SMALL_INT(op), MP_OBJ_NEW_SMALL_INT(local) };
+            mp_obj_list_append(w->derefs, mp_obj_new_tuple(2, t));
+        }
+        return 0;  // the root's own accesses only
     }
     uint32_t n = fn->n_children == VM_UNSIZED ? 0 : fn->n_children;
     vrf_child_t how;
@@ -268,12 +278,13 @@ static const vrf_profile_t *get_profile(size_t n_args, const mp_obj_t *args, siz
 static uint8_t vm_busy;
 
 static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace,
-                              int stats, const mp_obj_t *names);
+                              int stats, const mp_obj_t *names, mp_obj_t derefs);
 
 // Verifies fn (or, with code, that bytecode in fn's place); the message or None.
-// names: NAMES_N sets to fill with the global names used (vm.names), or NULL.
+// names: NAMES_N sets to fill with the global names used (vm.names), or NULL; derefs: a
+// list to fill with the root function's cell accesses (vm.derefs), or MP_OBJ_NULL.
 static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace, int stats,
-                    const mp_obj_t *names) {
+                    const mp_obj_t *names, mp_obj_t derefs) {
     if (vm_busy) {
         mp_raise_msg(&mp_type_RuntimeError,
                      MP_ERROR_TEXT("verify: verifier in use (called from a finaliser)"));
@@ -281,7 +292,7 @@ static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int repl
     nlr_buf_t nlr;
     vm_busy = 1;
     if (nlr_push(&nlr) == 0) {
-        mp_obj_t out = run_unguarded(n_args, args, code, replace, stats, names);
+        mp_obj_t out = run_unguarded(n_args, args, code, replace, stats, names, derefs);
         nlr_pop();
         vm_busy = 0;
         return out;
@@ -291,7 +302,7 @@ static mp_obj_t run(size_t n_args, const mp_obj_t *args, mp_obj_t code, int repl
 }
 
 static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code, int replace,
-                              int stats, const mp_obj_t *names) {
+                              int stats, const mp_obj_t *names, mp_obj_t derefs) {
     target_t tg;
     get_target(args[0], &tg);
     // A root: its defaults were fixed when it was made (by a verified parent, or frozen).
@@ -302,6 +313,7 @@ static mp_obj_t run_unguarded(size_t n_args, const mp_obj_t *args, mp_obj_t code
     for (size_t i = 0; i < NAMES_N; i++) {
         w->names[i] = names ? names[i] : MP_OBJ_NULL;
     }
+    w->derefs = derefs;
     vrf_fn_t fn;
     int r;
     if (code == mp_const_none) {
@@ -367,7 +379,7 @@ int vm_check_rewrite(mp_obj_t fun, uint32_t n_free, const uint8_t *code, size_t 
 
 // vm.verify(fn, profile="locus") -> number of functions proved; raises ValueError.
 static mp_obj_t vm_verify(size_t n_args, const mp_obj_t *args) {
-    mp_obj_t r = run(n_args, args, mp_const_none, 0, 0, NULL);
+    mp_obj_t r = run(n_args, args, mp_const_none, 0, 0, NULL, MP_OBJ_NULL);
     if (!mp_obj_is_small_int(r)) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), mp_obj_str_get_str(r));
     }
@@ -377,7 +389,7 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_verify_obj, 1, 2, vm_verify);
 
 // vm.check(fn, profile="locus", code=None) -> None, or the rejection message.
 static mp_obj_t vm_check(size_t n_args, const mp_obj_t *args) {
-    mp_obj_t r = run(n_args, args, n_args > 2 ? args[2] : mp_const_none, 0, 0, NULL);
+    mp_obj_t r = run(n_args, args, n_args > 2 ? args[2] : mp_const_none, 0, 0, NULL, MP_OBJ_NULL);
     return mp_obj_is_small_int(r) ? mp_const_none : r;
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_obj, 1, 3, vm_check);
@@ -385,7 +397,7 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_obj, 1, 3, vm_check);
 // vm.check_replacement(fn, code, profile="locus") -> None, or the rejection message.
 static mp_obj_t vm_check_replacement(size_t n_args, const mp_obj_t *args) {
     mp_obj_t a[2] = { args[0], n_args > 2 ? args[2] : MP_OBJ_NEW_QSTR(MP_QSTR_locus) };
-    mp_obj_t r = run(2, a, args[1], 1, 0, NULL);
+    mp_obj_t r = run(2, a, args[1], 1, 0, NULL, MP_OBJ_NULL);
     return mp_obj_is_small_int(r) ? mp_const_none : r;
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_replacement_obj, 2, 3, vm_check_replacement);
@@ -393,7 +405,7 @@ static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_check_replacement_obj, 2, 3, vm_ch
 // vm.stats(fn, profile="locus") -> (functions, bytes, instructions) verified, or the
 // rejection message: what a benchmark divides its time by.
 static mp_obj_t vm_stats(size_t n_args, const mp_obj_t *args) {
-    return run(n_args, args, mp_const_none, 0, 1, NULL);
+    return run(n_args, args, mp_const_none, 0, 1, NULL, MP_OBJ_NULL);
 }
 static MP_DEFINE_CONST_FUN_OBJ_VAR_BETWEEN(vm_stats_obj, 1, 2, vm_stats);
 
@@ -406,7 +418,7 @@ static mp_obj_t vm_names(mp_obj_t fn_in) {
         sets[i] = mp_obj_new_set(0, NULL);
     }
     mp_obj_t a[2] = { fn_in, MP_OBJ_NEW_QSTR(MP_QSTR_trusted) };
-    mp_obj_t r = run(2, a, mp_const_none, 0, 0, sets);
+    mp_obj_t r = run(2, a, mp_const_none, 0, 0, sets, MP_OBJ_NULL);
     if (!mp_obj_is_small_int(r)) {
         mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), mp_obj_str_get_str(r));
     }
@@ -431,11 +443,34 @@ static mp_obj_t vm_bytecode(mp_obj_t fn_in) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(vm_bytecode_obj, vm_bytecode);
 
+// vm.derefs(fn) -> (n_free, ((opcode, local), ...)): the cells fn's closure passes it, and
+// fn's own cell accesses (LOAD_DEREF, STORE_DEREF, DELETE_DEREF) in code order, among the
+// instructions verified reachable; ValueError when fn does not verify. Two compilations of one def read the same cells in the same order
+// exactly when their free variables are in the same order (opt's native twin of a
+// closure, vm/opt/_source.py).
+static mp_obj_t vm_derefs(mp_obj_t fn_in) {
+    mp_obj_t out = mp_obj_new_list(0, NULL);
+    mp_obj_t a[2] = { fn_in, MP_OBJ_NEW_QSTR(MP_QSTR_trusted) };
+    mp_obj_t r = run(2, a, mp_const_none, 0, 0, NULL, out);
+    if (!mp_obj_is_small_int(r)) {
+        mp_raise_msg_varg(&mp_type_ValueError, MP_ERROR_TEXT("%s"), mp_obj_str_get_str(r));
+    }
+    size_t len;
+    mp_obj_t *items;
+    mp_obj_list_get(out, &len, &items);
+    target_t tg;
+    get_target(fn_in, &tg);
+    mp_obj_t pair[2] = { MP_OBJ_NEW_SMALL_INT(tg.n_free), mp_obj_new_tuple(len, items) };
+    return mp_obj_new_tuple(2, pair);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(vm_derefs_obj, vm_derefs);
+
 static const mp_rom_map_elem_t vm_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR___name__), MP_ROM_QSTR(MP_QSTR_vm) },
     { MP_ROM_QSTR(MP_QSTR_verify), MP_ROM_PTR(&vm_verify_obj) },
     { MP_ROM_QSTR(MP_QSTR_check), MP_ROM_PTR(&vm_check_obj) },
     { MP_ROM_QSTR(MP_QSTR_check_replacement), MP_ROM_PTR(&vm_check_replacement_obj) },
+    { MP_ROM_QSTR(MP_QSTR_derefs), MP_ROM_PTR(&vm_derefs_obj) },
     { MP_ROM_QSTR(MP_QSTR_bytecode), MP_ROM_PTR(&vm_bytecode_obj) },
     { MP_ROM_QSTR(MP_QSTR_stats), MP_ROM_PTR(&vm_stats_obj) },
     { MP_ROM_QSTR(MP_QSTR_names), MP_ROM_PTR(&vm_names_obj) },
