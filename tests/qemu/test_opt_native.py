@@ -229,6 +229,17 @@ def test_native_method_cache_asks_an_attr_slot_each_time(g):
     assert n == 24 and bad == 0, (n, bad)
 
 
+def test_native_dict_subscripts_and_pair_loops_agree_with_bytecode(g):
+    # t["owner"] on an exact dict hits where its call site last found the key (checked
+    # against the dict's table, vm/patches/0026); `for a, b in x` unpacks in the loop's
+    # own call, a dict's items without a tuple (vm/patches/0027). Dicts of other shapes,
+    # subclasses, other containers and bad pairs must give what the bytecode gives,
+    # messages included.
+    g.paste(CACHES)
+    n, bad = ast.literal_eval(g.eval("agree_dicts()", timeout=120))
+    assert n == 72 and bad == 0, (n, bad)
+
+
 WATCHED = prog("native_watched")
 
 

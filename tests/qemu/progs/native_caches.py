@@ -187,3 +187,75 @@ def agree_ctx():
                 bad += 1
                 print("MISMATCH", call, x, y)
     return n, bad
+# A dict's subscript by a string literal (cached per call site, vm/patches/0026) and
+# `for a, b in x` (unpacked by the loop's own call, dict items without a tuple,
+# vm/patches/0027), against the bytecode: dicts of other shapes at the same site, a key
+# deleted or made at run time, dict subclasses, other containers, and pairs of every kind.
+DICT_SITES = """
+from collections import OrderedDict
+class DS(dict):
+    def __getitem__(self, k):
+        return 'sub'
+class DN(dict):
+    pass
+def ds(d):
+    return d["owner"]
+def ditems(d):
+    out = []
+    for k, v in d.items():
+        out.append((k, v))
+    return out
+def dgrow(d):
+    out = []
+    for k, v in d.items():
+        out.append(k)
+        if len(out) == 2:
+            d["grown"] = 1
+    return out
+def dpairs(x):
+    out = []
+    for a, b in x:
+        out.append((b, a))
+    return out
+def dnested(d):
+    out = []
+    for k, v in d.items():
+        for a, b in v.items():
+            out.append((k, a, b))
+    return out
+def gen():
+    yield 1, 2
+    yield [3, 4]
+"""
+DICT_CALLS = [
+    'ds({"owner": 1})', 'ds({"owner": 1})', 'ds({"a": 0, "owner": 2})',
+    'ds({"owner": 3, "a": 0, "b": 1})', 'ds({})', 'ds({"own" + "er": 4})',
+    'ds({"owner": 5})', 'ds(dict([(str(i), i) for i in range(40)] + [("owner", 6)]))',
+    'ds({"owner": 7})', 'ds(DS(owner=8))', 'ds(DN(owner=9))', 'ds(OrderedDict(owner=10))',
+    'ds({"owner": 11})', 'ds([1])', 'ds(None)', 'ds("owner")', 'ds({1: 2})',
+    'ditems({})', 'ditems({"a": 1, "b": 2})', 'ditems({i: i * i for i in range(30)})',
+    'ditems(OrderedDict([("z", 1), ("a", 2)]))', 'ditems(DN(x=1))',
+    'dgrow({"a": 1, "b": 2, "c": 3})', 'dgrow({i: i for i in range(7)})',
+    'dpairs([(1, 2), [3, 4], "xy", b"ab", range(2)])', 'dpairs({"ab": 1, "cd": 2})',
+    'dpairs({"k": 1}.items())', 'dpairs(gen())', 'dpairs([(1, 2, 3)])', 'dpairs([(1,)])',
+    'dpairs([1])', 'dpairs(5)', 'dpairs({1: 2}.values())', 'dpairs(zip([1, 2], "ab"))',
+    'dnested({"x": {1: 2, 3: 4}, "y": {}})', 'dnested({"x": 1})',
+]
+def agree_dicts():
+    nb, nn = {}, {}
+    exec(DICT_SITES, nb)
+    exec(native(DICT_SITES), nn)
+    def full(ns, code):
+        try:
+            return ("ok", repr(eval(code, ns)))
+        except Exception as e:
+            return ("exc", type(e).__name__, str(e))
+    n = bad = 0
+    for rep in range(2):
+        for call in DICT_CALLS:
+            n += 1
+            x, y = full(nb, call), full(nn, call)
+            if x != y:
+                bad += 1
+                print("MISMATCH", call, x, y)
+    return n, bad

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Per-call-site caches of native code (vm/patches/0009 calls them through mp_fun_table):
-// global loads, attribute loads and stores, and method loads, each keeping a guess per
-// call site that is checked against the live maps on every use.
+// Per-call-site caches of native code (vm/patches/0009 and 0026 call them through
+// mp_fun_table): global loads, attribute loads and stores, method loads and a dict's
+// subscript by a string literal, each keeping a guess per call site that is checked
+// against the live maps on every use.
 #include "py/nativeglue.h"
+#include "py/obj.h"
 #include "py/objtype.h"
 #include "py/runtime.h"
 
@@ -76,6 +78,37 @@ mp_obj_t mp_native_load_attr(mp_obj_t base, qstr attr) {
         return m->table[c->index].value;
     }
     return load_attr_slow(base, attr, site);
+}
+
+// A subscript load (vm/patches/0026): an exact dict indexed by a qstr, a string literal
+// such as t["owner"], hits where this site last found that key. Dicts built alike (from
+// one literal, in one order) keep a key at one index, so one entry serves them all. A
+// key is in a dict's table at most once: holding the key there is finding it (deleted
+// entries hold MP_OBJ_SENTINEL, never a qstr). Anything else is mp_obj_subscr.
+static RW_SLOW mp_obj_t subscr_slow(mp_obj_t base, mp_obj_t index, const uint8_t *site) {
+    mp_map_t *m = &((mp_obj_dict_t *)MP_OBJ_TO_PTR(base))->map;
+    mp_map_elem_t *e = mp_map_lookup(m, index, MP_MAP_LOOKUP);
+    if (e == NULL) {
+        return mp_obj_subscr(base, index, MP_OBJ_SENTINEL);  // raises the KeyError
+    }
+    rw_site_t *c = site_slot(site);
+    c->ip = site;
+    c->index = e - m->table;
+    return e->value;
+}
+
+mp_obj_t mp_native_subscr(mp_obj_t base, mp_obj_t index, mp_obj_t value) {
+    if (value != MP_OBJ_SENTINEL || !mp_obj_is_qstr(index) ||
+        !mp_obj_is_exact_type(base, &mp_type_dict)) {
+        return mp_obj_subscr(base, index, value);
+    }
+    const uint8_t *site = RW_SITE();
+    mp_map_t *m = &((mp_obj_dict_t *)MP_OBJ_TO_PTR(base))->map;
+    rw_site_t *c = site_slot(site);
+    if (c->ip == site && holds(m, c->index, index)) {
+        return m->table[c->index].value;
+    }
+    return subscr_slow(base, index, site);
 }
 
 // What mp_load_global (py/runtime.c) returns: the current globals first, then the
