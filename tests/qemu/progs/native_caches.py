@@ -85,6 +85,12 @@ def run(ns, code):
         return ('ok', repr(eval(code, ns)))
     except Exception as e:
         return ('exc', type(e).__name__)
+def full(ns, code):
+    # run(), with the exception's message too.
+    try:
+        return ("ok", repr(eval(code, ns)))
+    except Exception as e:
+        return ("exc", type(e).__name__, str(e))
 def agree_caches():
     n = bad = 0
     for change, call in STEPS:
@@ -172,11 +178,6 @@ def agree_ctx():
     class S:
         def sense(self, f, k):
             return "user"
-    def full(ns, code):
-        try:
-            return ("ok", repr(eval(code, ns)))
-        except Exception as e:
-            return ("exc", type(e).__name__, str(e))
     n = bad = 0
     for o in (ctxs[0], ctxs[0], ctxs[1], S(), {}, 3, ctxs[1], ctxs[0]):
         for call in ("csense(o)", "cargs(o)", "cnone(o)"):
@@ -245,11 +246,6 @@ def agree_dicts():
     nb, nn = {}, {}
     exec(DICT_SITES, nb)
     exec(native(DICT_SITES), nn)
-    def full(ns, code):
-        try:
-            return ("ok", repr(eval(code, ns)))
-        except Exception as e:
-            return ("exc", type(e).__name__, str(e))
     n = bad = 0
     for rep in range(2):
         for call in DICT_CALLS:
