@@ -91,6 +91,12 @@ def full(ns, code):
         return ("ok", repr(eval(code, ns)))
     except Exception as e:
         return ("exc", type(e).__name__, str(e))
+def differs(nb, nn, call):
+    # Whether the call gives another result (or exception, message included) natively.
+    x, y = full(nb, call), full(nn, call)
+    if x != y:
+        print("MISMATCH", call, x, y)
+    return x != y
 def agree_caches():
     n = bad = 0
     for change, call in STEPS:
@@ -183,10 +189,7 @@ def agree_ctx():
         for call in ("csense(o)", "cargs(o)", "cnone(o)"):
             nb["o"] = nn["o"] = o
             n += 1
-            x, y = full(nb, call), full(nn, call)
-            if x != y:
-                bad += 1
-                print("MISMATCH", call, x, y)
+            bad += differs(nb, nn, call)
     return n, bad
 # A dict's subscript by a string literal (cached per call site, vm/patches/0026) and
 # `for a, b in x` (unpacked by the loop's own call, dict items without a tuple,
@@ -250,8 +253,5 @@ def agree_dicts():
     for rep in range(2):
         for call in DICT_CALLS:
             n += 1
-            x, y = full(nb, call), full(nn, call)
-            if x != y:
-                bad += 1
-                print("MISMATCH", call, x, y)
+            bad += differs(nb, nn, call)
     return n, bad
