@@ -39,7 +39,6 @@ from ._swap import live_swap, live_swaps, rollback, swaps
 copy_value = _values.clone
 
 
-
 def stand_in(t, make):
     """Replay calls that got a live object of type t with make(obj) in its place: a
     stand-in (REPLAY = True, copy(), state(), and `missing`: what it was asked and could

@@ -233,9 +233,9 @@ def equivalent(fn, cand, inputs, limits=None):
             if old[0] == "out" and (limits is None or old[1] != _budget.OPS):
                 if limits is not None:
                     return "args %s: the original ran out of the Locus's budget (status %d)" % (
-                        args, old[1])
+                        _show(args), old[1])
                 return "args %s: the original took more than %d cycles" % (
-                    args, opt.MAX_CALL_CYCLES)
+                    _show(args), opt.MAX_CALL_CYCLES)
             missing = _values.unanswered(a[0])
             if missing is not None:
                 return "args %s: its replay asked the stand-in for %s, which it cannot" \
@@ -253,7 +253,7 @@ def equivalent(fn, cand, inputs, limits=None):
         if new[0] == "out" and not (old[0] == "out" and new[1] == old[1]):
             if limits is not None:
                 return "args %s: the new code ran out of its replay budget (status %d)" % (
-                    args, new[1])
+                    _show(args), new[1])
             return "args %s: the new code ran out of its replay budget (%d cycles)" % (
                 _show(args), limit)
         if not _values.same(old_g, new_g):
