@@ -131,6 +131,7 @@ def qemu_command(
     usb_stick: bool = False,
     vga: str | None = None,
     writable: bool = False,
+    incoming: Path | None = None,
 ) -> list[str]:
     """serial: "com1" (the console on COM1), "none" (no UART at all), or
     "port:IOBASE:IRQ" (the console on a 16550 at another I/O port, COM1 absent).
@@ -138,7 +139,9 @@ def qemu_command(
     USB mass-storage stick on an xHCI controller, as a spare PC boots it. vga: the
     display device instead of QEMU's default (e.g. "VGA,xres=3840,yres=2160", "none").
     writable: the guest writes to the image itself, as `make run` does (a test that
-    checks what survives a reboot boots a copy with it)."""
+    checks what survives a reboot boots a copy with it).
+    incoming: start from a machine state saved there (QMP `migrate`) instead of booting;
+    the rest of the command must be the one the state was saved from."""
     qemu = find_qemu()
     code, vars_template = firmware or find_ovmf()
     if not image.is_file():
@@ -204,6 +207,11 @@ def qemu_command(
         cmd += ["-monitor", "none"]
     if profile == "debug":
         cmd += ["-s", "-S"]
+    if incoming:
+        if not incoming.is_file():
+            raise LaunchError(f"{incoming}: no saved machine state there")
+        # QEMU 7.2 has no file: migration; exec: runs the command through /bin/sh.
+        cmd += ["-incoming", "exec:cat " + shlex.quote(str(incoming))]
     return cmd + extra
 
 
@@ -257,6 +265,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--writable", action="store_true",
                     help="the guest writes to the image (run and debug always do; tests "
                     "boot with snapshot=on unless given this)")
+    ap.add_argument("--incoming", type=Path,
+                    help="resume a machine state saved by QMP migrate (same options) "
+                    "instead of booting")
     ap.add_argument("--print", action="store_true", help="print the command, don't run it")
     ap.epilog = "Extra QEMU arguments go after --, e.g. launch.py run -- -vga none"
     extra: list[str] = []
@@ -284,7 +295,7 @@ def main(argv: list[str]) -> int:
                                firmware=firmware, secure_boot=args.secure_boot,
                                serial=args.serial, reboot=args.reboot, qmp=args.qmp,
                                usb_stick=args.usb_stick, vga=args.vga,
-                               writable=args.writable)
+                               writable=args.writable, incoming=args.incoming)
         except LaunchError as e:
             print(f"launch: {e}", file=sys.stderr)
             return 2

@@ -45,10 +45,13 @@ class QemuError(Exception):
 class QemuProcess:
     def __init__(self, image: Path = IMAGE, mem: str = "512M", extra: list[str] | None = None,
                  icount: bool = False, connect_timeout: float = 30,
-                 launch: list[str] | None = None, qmp: bool = False):
+                 launch: list[str] | None = None, qmp: bool = False,
+                 incoming: Path | None = None):
         """launch: more options of qemu/launch.py (--machine pc, --cpu qemu64, ...).
         qmp: also open QEMU's machine protocol (self.qmp, tools/guest/qmp.py). With
-        `--serial none` in launch there is no serial line (self.sock is None)."""
+        `--serial none` in launch there is no serial line (self.sock is None).
+        incoming: resume the machine state saved there (Guest.save_state) instead of
+        booting; the other arguments must be those it was saved with."""
         if not Path(image).is_file():
             raise FileNotFoundError(f"{image} is missing: run `make image` first")
         self._tmp = tempfile.TemporaryDirectory(prefix="lociOS-qemu-")
@@ -58,6 +61,8 @@ class QemuProcess:
                 "--serial-socket", str(self.socket_path)]
         if icount:
             args.append("--icount")
+        if incoming:
+            args += ["--incoming", str(incoming)]
         self.qmp_path = Path(self._tmp.name) / "qmp.sock" if qmp else None
         if self.qmp_path:
             args += ["--qmp", str(self.qmp_path)]
