@@ -199,6 +199,22 @@ def test_native_float_arithmetic_agrees_with_bytecode(g):
     assert n > 10000 and bad == 0, (n, bad)
 
 
+def test_native_float_results_reuse_only_floats_no_one_else_holds(g):
+    # vm/patches/0028: a float result goes into an operand float that this file's
+    # arithmetic made and only the native stack holds, instead of a new float. Operands
+    # that only look like that (kept by a user's __mul__, named by a walrus, passed to a
+    # call, duplicated, met at a label, held across a yield) must keep their values:
+    # every result and every kept float as the bytecode gives them.
+    g.paste(AGREE)
+    n, same = ast.literal_eval(g.eval("agree_fresh()", timeout=120))
+    assert n > 1000 and same, n
+    # s += x * x + x * 0.25 - x / 3.0 makes six floats a round as bytecode (32-byte
+    # blocks); natively the sum, the difference and the += store into the float just
+    # made for their right operand.
+    assert g.eval("alloc_per_step(rb['rloop'])") == "192"
+    assert g.eval("alloc_per_step(rn['rloop'])") == "96"
+
+
 CACHES = prog("native_caches")
 
 

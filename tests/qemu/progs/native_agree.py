@@ -155,3 +155,102 @@ def agree_int_ops(rounds):
                     bad += 1
                     print('MISMATCH', k, a, b)
     return n, bad
+# A float result stored in a float operand that only native code's stack holds (patch
+# 0028), in the places where an operand only looks like such a float: returned by a
+# user's method that keeps it, named by a walrus, passed to a call, duplicated by a
+# comparison chain or an augmented subscript, met at a label, held across a yield.
+RCODE = """
+class Keep:
+    def __init__(self):
+        self.kept = []
+    def __mul__(self, o):
+        r = o * 2.0
+        self.kept.append(r)
+        return r
+    def __rmul__(self, o):
+        r = o * 3.0
+        self.kept.append(r)
+        return r
+    def __add__(self, o):
+        return self.kept[-1] if self.kept else o
+class F(float):
+    def __add__(self, o):
+        return KEPT[0]
+KEPT = [0.5]
+def stash(x):
+    KEPT.append(x)
+    return x
+def rk(k, x):
+    return (k * x) + 1.0, (x * k) + 2.0, (k * x) * 5.0, (k + x) * 1.0, k.kept
+def rw(a, b):
+    return (t := a * b) + 1.0, t, (u := a + b) * (u := u - b), u
+def rc(a, b):
+    return stash(a * b) + 1.0, stash(a * b + b) - (a * b), KEPT[-2:]
+def rchain(a, b):
+    return a * b < a * b + 1.0 < (a + b) * 2.0, a * b == a * b
+def rlab(a, b, c):
+    return (a * b if c else a - b) * 2.0 + (a * b or b * b), (a * b and a / b) + a * b
+def raug(a, b):
+    d = {'k': a * b}
+    d['k'] += a * b + b
+    s = [a * b]
+    s[0] *= a * b - 1.0
+    return d['k'], s[0]
+def rsub(x, o):
+    return (x + o) * 2.0, KEPT[0]
+def rgen(a, b):
+    x = (a * b) + (yield a * b)
+    y = (yield x + 1.0) * (a + b)
+    yield x, y
+def rmix(a, b, n):
+    s = 0.0
+    p = 1
+    for i in range(n):
+        s += a * i + b / (i + 1) - (a - b) * 0.5
+        p = p * 3 + i
+    return s, p, (a * b) / 3 + n // 2, float(n) * a + n
+def rloop(x, n):
+    s = 0.0
+    for i in range(n):
+        s += x * x + x * 0.25 - x / 3.0
+    return s
+"""
+rb = {}
+rn = {}
+exec(RCODE, rb)
+exec(RCODE.replace("def r", "@micropython.native\ndef r"), rn)
+def rruns(ns):
+    ns['KEPT'][:] = [0.5]
+    out = [ns['rk'](ns['Keep'](), x) for x in (4.0, -0.0, 3)]
+    for a, b in ((1.5, 2.0), (0.1, 3), (-0.0, 0.0), (2, 3), (1e308, 10.0), (float('nan'), 1.0)):
+        for f in ('rw', 'rc', 'rchain', 'raug', 'rmix'):
+            try:
+                out.append(ns[f](a, b) if f != 'rmix' else ns[f](a, b, 5))
+            except Exception as e:
+                out.append((type(e).__name__, str(e)))
+        for c in (0, 1):
+            out.append(ns['rlab'](a, b, c))
+        g = ns['rgen'](a, b)
+        out.append((next(g), g.send(0.25), g.send(2.0)))
+    out.append(ns['rsub'](ns['F'](1.0), 2.0))
+    out.append(list(ns['KEPT']))
+    return repr(out)
+def agree_fresh():
+    x, y = rruns(rb), rruns(rn)
+    if x != y:
+        print('MISMATCH', x, y)
+    return len(x), x == y
+def alloc_per_step(fn):
+    # Bytes allocated by one more round of fn's loop: the floats it made.
+    import gc
+    gc.collect()
+    gc.disable()
+    try:
+        m = gc.mem_alloc()
+        fn(0.5, 100)
+        m1 = gc.mem_alloc()
+        fn(0.5, 200)
+        m2 = gc.mem_alloc()
+    finally:
+        gc.enable()
+    return ((m2 - m1) - (m1 - m)) // 100

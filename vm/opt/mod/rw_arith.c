@@ -9,9 +9,24 @@
 // the same order on the same doubles (py/objfloat.c, py/objcomplex.c, py/runtime.c).
 // Anything else (bools, big ints, subclasses of float, a float's // or %, powers, and
 // a zero divisor or negative shift count, which raise) takes mp_binary_op.
+//
+// A float result goes into a float this file made, instead of a new one, when that float
+// is an operand that nothing but the native code's stack can reach (patch 0028): in
+// `a * b + c` the product's float takes the sum. The emitter flags an operand that is a
+// binary op's result no op has popped since; only the op that pushed it has had it. Of
+// those, the float `fresh` names is the last one made here, and nothing else can hold
+// it: mp_binary_op's results (which may be anyone's float, returned by a user's __add__)
+// clear `fresh`, and `fresh` cannot come to name a float already alive. Floats are
+// immutable to Python code, so no one can tell the float was reused.
 #include "py/nativeglue.h"
 #include "py/runtime.h"
 #include "py/smallint.h"
+
+// A build whose emitter has no native poll (a host port's) passes no operand flags.
+#ifndef MP_NATIVE_BINARY_OP_LHS_FRESH
+#define MP_NATIVE_BINARY_OP_LHS_FRESH (0)
+#define MP_NATIVE_BINARY_OP_RHS_FRESH (0)
+#endif
 
 #if MICROPY_PY_BUILTINS_FLOAT && MICROPY_OBJ_REPR == MICROPY_OBJ_REPR_A
 
@@ -23,6 +38,20 @@ typedef struct {
     mp_obj_base_t base;
     mp_float_t value;
 } rw_float_t;
+
+// The float the last float_op made (or refilled); compared, never followed, so it need
+// not be a GC root.
+static mp_obj_t fresh;
+
+// v in `reuse` if there is one (a float only the caller's stack holds), else in a new
+// float; either becomes the fresh one.
+RW_INLINE mp_obj_t float_result(mp_float_t v, mp_obj_t reuse) {
+    if (reuse != MP_OBJ_NULL) {
+        ((rw_float_t *)MP_OBJ_TO_PTR(reuse))->value = v;
+        return reuse;
+    }
+    return fresh = mp_obj_new_float(v);
+}
 
 // What real_of found.
 enum {
@@ -45,20 +74,20 @@ RW_INLINE int real_of(mp_obj_t o, mp_float_t *v) {
     return NOT_REAL;
 }
 
-static mp_obj_t float_op(mp_binary_op_t op, mp_float_t a, mp_float_t b) {
+static mp_obj_t float_op(mp_binary_op_t op, mp_float_t a, mp_float_t b, mp_obj_t reuse) {
     switch (op) {
         case MP_BINARY_OP_ADD:
         case MP_BINARY_OP_INPLACE_ADD:
-            return mp_obj_new_float(a + b);
+            return float_result(a + b, reuse);
         case MP_BINARY_OP_SUBTRACT:
         case MP_BINARY_OP_INPLACE_SUBTRACT:
-            return mp_obj_new_float(a - b);
+            return float_result(a - b, reuse);
         case MP_BINARY_OP_MULTIPLY:
         case MP_BINARY_OP_INPLACE_MULTIPLY:
-            return mp_obj_new_float(a * b);
+            return float_result(a * b, reuse);
         case MP_BINARY_OP_TRUE_DIVIDE:
         case MP_BINARY_OP_INPLACE_TRUE_DIVIDE:
-            return b == 0 ? MP_OBJ_NULL : mp_obj_new_float(a / b);
+            return b == 0 ? MP_OBJ_NULL : float_result(a / b, reuse);
         case MP_BINARY_OP_LESS:
             return mp_obj_new_bool(a < b);
         case MP_BINARY_OP_MORE:
@@ -154,19 +183,29 @@ static mp_obj_t small_int_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
             return MP_OBJ_NEW_SMALL_INT(mp_small_int_modulo(a, b));
         case MP_BINARY_OP_TRUE_DIVIDE:
         case MP_BINARY_OP_INPLACE_TRUE_DIVIDE:
-            return float_op(op, (mp_float_t)a, (mp_float_t)b);
+            return float_op(op, (mp_float_t)a, (mp_float_t)b, MP_OBJ_NULL);
         default:
             return MP_OBJ_NULL;
     }
 }
 
 mp_obj_t mp_native_binary_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
+    mp_uint_t flags = op;
+    op &= ~(MP_NATIVE_BINARY_OP_LHS_FRESH | MP_NATIVE_BINARY_OP_RHS_FRESH);
     mp_float_t a, b;
     int ka = real_of(lhs, &a);
     int kb = ka != NOT_REAL ? real_of(rhs, &b) : NOT_REAL;
     mp_obj_t out = MP_OBJ_NULL;
     if (ka != NOT_REAL && kb != NOT_REAL && (ka == FLOAT || kb == FLOAT)) {
-        out = float_op(op, a, b);
+        mp_obj_t reuse = MP_OBJ_NULL;
+        if (fresh != MP_OBJ_NULL) {
+            if ((flags & MP_NATIVE_BINARY_OP_LHS_FRESH) && lhs == fresh) {
+                reuse = lhs;
+            } else if ((flags & MP_NATIVE_BINARY_OP_RHS_FRESH) && rhs == fresh) {
+                reuse = rhs;
+            }
+        }
+        out = float_op(op, a, b, reuse);
     } else if (ka == SMALL_INT && kb == SMALL_INT) {  // two small ints stay ints
         out = small_int_op(op, lhs, rhs);
     }
@@ -175,13 +214,18 @@ mp_obj_t mp_native_binary_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
         out = complex_op(op, lhs, rhs);
     }
 #endif
-    return out != MP_OBJ_NULL ? out : mp_binary_op(op, lhs, rhs);
+    if (out == MP_OBJ_NULL) {
+        out = mp_binary_op(op, lhs, rhs);
+        fresh = MP_OBJ_NULL;  // whatever ran may have kept the float it returned
+    }
+    return out;
 }
 
 #else
 
 mp_obj_t mp_native_binary_op(mp_binary_op_t op, mp_obj_t lhs, mp_obj_t rhs) {
-    return mp_binary_op(op, lhs, rhs);
+    return mp_binary_op(op & ~(MP_NATIVE_BINARY_OP_LHS_FRESH | MP_NATIVE_BINARY_OP_RHS_FRESH), lhs,
+                        rhs);
 }
 
 #endif
