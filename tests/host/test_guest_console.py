@@ -155,7 +155,7 @@ def test_raw_repl_framing_errors_and_bytes(console):
 
 def test_guest_logs_the_line_and_sees_it_close(tmp_path, monkeypatch):
     class FakeQemu:
-        def __init__(self, image, mem, extra, icount, launch=None, qmp=False):
+        def __init__(self, image, mem, extra, icount, launch=None, qmp=False, incoming=None):
             self.qmp = None
             self.sock, theirs = socket.socketpair()
             self.proc = None
