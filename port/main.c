@@ -128,8 +128,10 @@ static void run_vm(uintptr_t stack_limit, uintptr_t stack_top) {
     mp_hal_set_interrupt_char(-1);
     gc_sweep_all();
     mp_deinit();
-    // Every function object that pointed into the arena is gone with the old heap.
+    // Every function object that pointed into the arena, or at aggressive mode's copies of
+    // frozen code, is gone with the old heap.
     kexec_reset();
+    rw_aggr_forget();
 }
 
 void port_main(void) {

@@ -106,6 +106,9 @@ void budget_poll(void);
 // rw_frame_enter (RW_ENTER_* in rw_aggr.h).
 extern uint8_t rw_enter_flags;
 void rw_frame_enter(struct _mp_code_state_t *code_state);
+// Called by the port when a soft reset has dropped the heap: aggressive mode's copies of
+// frozen code, which only that heap's function objects pointed at, may go.
+void rw_aggr_forget(void);
 #define MICROPY_VM_HOOK_FRAME_ENTER                \
     LOCIOS_PROF_FRAME_ENTER {                      \
         if (__builtin_expect(rw_enter_flags, 0)) { \

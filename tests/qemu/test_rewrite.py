@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """The rewriter in the guest (`_rw`; vm/rewrite): planned rewrites keep results equal over
 many inputs and undo to the original's SHA-256, frozen code and unplanned edits are
-refused, aggressive mode rewrites at the first call and counts it, and rewriting a
-function while a generator of it is suspended or while it recurses keeps both working."""
+refused, aggressive mode rewrites at the first call (frozen code on a copy) and counts
+it, and rewriting a function while a generator of it is suspended or while it recurses
+keeps both working."""
 
 from __future__ import annotations
 
@@ -92,9 +93,33 @@ def mk(x):
     ok(guest, "later(1)")
     assert guest.eval("len(_rw.plan(later)) > 0") == "True"
     assert guest.eval("_rw.stats()['seen'] == s1['seen']") == "True"
-    # Frozen code met in aggressive mode is counted and left alone.
-    ok(guest, "_rw.aggressive(True); core.sleep_ms(0); _rw.aggressive(False)")
-    assert guest.eval("_rw.stats()['frozen'] > s1['frozen']") == "True"
+    # Frozen code met in aggressive mode is copied (a static pool, as the hook may not
+    # allocate) and the copy rewritten; it runs as the image's code did. Coroutines of a
+    # frozen function made before the copy (waiting) move onto it when they first run.
+    guest.paste("""
+import asyncio
+async def w(n):
+    await asyncio.sleep_ms(1)
+    return n * 2
+def tb():
+    try:
+        asyncio.run(asyncio.wait_for(asyncio.sleep(1), 'x'))
+    except TypeError as e:
+        return repr(e)
+async def both(a, b):
+    return await asyncio.gather(a, b)
+""")
+    ok(guest, "before = tb(); waiting = [asyncio.wait_for(w(i), 5) for i in (1, 2)]")
+    ok(guest, "_rw.aggressive(True); r = asyncio.run(both(*waiting)); after = tb(); "
+              "r2 = asyncio.run(both(w(3), asyncio.wait_for(w(4), 5))); "
+              "s2 = _rw.stats(); _rw.aggressive(False)")
+    assert guest.eval("r, r2, before == after, after") == \
+        "([2, 4], [6, 8], True, \"TypeError('coroutine expected',)\")"
+    assert guest.eval("s2['copied'] - s1['copied'] >= 5, s2['frozen'] == s1['frozen']") == \
+        "(True, True)"
+    assert guest.eval("s2['rewritten'] - s1['rewritten'] >= s2['copied'] - s1['copied']") \
+        == "True"
+    assert guest.eval("s2['refused'] - s1['refused'], s2['last_refusal']") == "(0, '')"
 
 
 def test_rewrite_under_a_suspended_generator_and_recursion(guest):

@@ -307,8 +307,9 @@ static void put(mp_obj_t d, const char *k, mp_uint_t v) {
 }
 
 // _rw.stats() -> the aggressive mode's counters since boot: functions seen, rewritten,
-// refused (by the verifier or too big), left alone (frozen, nothing to rewrite), edits
-// by kind, and the last refusal's message.
+// refused (by the verifier or too big), frozen code copied to be rewritten, left alone
+// (frozen with the pool full, nothing to rewrite), edits by kind, and the last
+// refusal's message.
 static mp_obj_t rw_stats_fn(void) {
     const rw_aggr_stats_t *s = rw_aggr_stats();
     mp_obj_t d = mp_obj_new_dict(0);
@@ -317,6 +318,7 @@ static mp_obj_t rw_stats_fn(void) {
     put(d, "refused", s->refused);
     put(d, "too_big", s->too_big);
     put(d, "frozen", s->frozen);
+    put(d, "copied", s->copied);
     put(d, "unchanged", s->unchanged);
     mp_obj_t by = mp_obj_new_dict(0);
     for (int k = 0; k < RW_KIND_N; k++) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Aggressive mode: at the first call of each heap function (the VM's frame-enter hook),
 // plan every kind, check the result with the C verifier's replacement check, apply.
+// A frozen function's code (in the image's read-only memory) is first copied into a
+// static pool and its function pointed at the copy, which is then rewritten the same way.
 #include <string.h>
 
 #include "py/bc.h"
@@ -9,6 +11,7 @@
 #include "py/runtime.h"
 
 #include "rw_aggr.h"
+#include "rw_own.h"
 #include "rw_record.h"
 #include "verify.h"
 #include "vm_describe.h"
@@ -25,6 +28,88 @@ static rw_edit_t s_edits[RW_AGGR_MAX_EDITS];
 static uint8_t s_new[VRF_MAX_CODE];
 
 static const mp_obj_type_t *cell_type(void);
+
+// ---- Copies of frozen code --------------------------------------------------------------
+// The hook may not allocate from the GC heap, so copies go to a static pool, each after a
+// header naming the frozen code it copies. Function objects point into the pool until the
+// heap they live in is dropped: rw_aggr_forget (a soft reset) empties it.
+typedef struct {
+    const uint8_t *orig;  // the frozen fun_data copied
+    size_t total;         // bytes copied: the prelude and the reachable opcodes
+} pool_head_t;
+
+static uint8_t s_pool[RW_AGGR_POOL] __attribute__((aligned(16)));
+static size_t s_pool_used;
+
+static const pool_head_t *pool_head_of(const uint8_t *bytecode) {
+    if (bytecode < s_pool || bytecode >= s_pool + s_pool_used) {
+        return NULL;
+    }
+    return (const pool_head_t *)(bytecode - sizeof(pool_head_t));
+}
+
+// f's frozen code copied into the pool (*c describes the copy, f now runs it), with the
+// entering frame moved onto the copy. 0, with nothing changed, when the frame is not at
+// the code's first opcode, the function object is itself frozen, the code does not
+// decode to a closed prefix or the pool is full.
+static int pool_copy(mp_code_state_t *cs, rw_code_t *c) {
+    mp_obj_fun_bc_t *f = cs->fun_bc;
+    const uint8_t *bc = f->bytecode;
+    if (gc_nbytes(f) == 0 || cs->exc_sp_idx != 0) {
+        return 0;
+    }
+    const byte *ip = bc;
+    MP_BC_PRELUDE_SIG_DECODE(ip);
+    MP_BC_PRELUDE_SIZE_DECODE(ip);
+    size_t off = (size_t)(ip - bc) + n_info + n_cell;
+    if (cs->ip != bc + off) {
+        return 0;
+    }
+    size_t len = rw_reachable_len(bc + off, VRF_MAX_CODE);
+    // A zero byte after the last opcode, as on heap code; entries stay 16-byte aligned.
+    size_t need = sizeof(pool_head_t) + ((off + len + 1 + 15) & ~(size_t)15);
+    if (len == 0 || off + len > VRF_MAX_CODE || need > sizeof(s_pool) - s_pool_used) {
+        return 0;
+    }
+    pool_head_t *h = (pool_head_t *)(s_pool + s_pool_used);
+    uint8_t *copy = (uint8_t *)(h + 1);
+    h->orig = bc;
+    h->total = off + len;
+    memcpy(copy, bc, off + len);
+    memset(copy + off + len, 0, need - sizeof(pool_head_t) - (off + len));
+    s_pool_used += need;
+    f->bytecode = copy;
+    cs->ip = copy + off;
+    c->code = copy + off;
+    c->len = len;
+    c->off = off;
+    return 1;
+}
+
+// A frame of a function copied since the frame began (a generator made before its first
+// resume, an outer call of a recursion) still points into the frozen code: move it onto
+// the copy, byte for byte the same code at the same offsets, so that the VM finds its
+// line numbers and handlers where the function's code now is.
+static void follow_copy(mp_code_state_t *cs) {
+    const uint8_t *bc = cs->fun_bc->bytecode;
+    const pool_head_t *h = pool_head_of(bc);
+    if (h == NULL) {
+        return;
+    }
+    if (cs->ip >= h->orig && cs->ip < h->orig + h->total) {
+        cs->ip = bc + (cs->ip - h->orig);
+    }
+    mp_exc_stack_t *exc = (mp_exc_stack_t *)(cs->state + cs->n_state);
+    for (size_t i = 0; i < cs->exc_sp_idx; i++) {
+        if (exc[i].handler >= h->orig && exc[i].handler < h->orig + h->total) {
+            exc[i].handler = bc + (exc[i].handler - h->orig);
+        }
+    }
+}
+
+void rw_aggr_forget(void) {
+    s_pool_used = 0;
+}
 
 int rw_code_of(const uint8_t *bytecode, rw_code_t *c) {
     size_t n = gc_nbytes(bytecode);  // 0 unless bytecode heads a GC heap block
@@ -128,6 +213,7 @@ void rw_frame_enter(struct _mp_code_state_t *cs) {
     if (gc_is_locked()) {
         return;
     }
+    follow_copy(cs);
     const uint8_t *bc = cs->fun_bc->bytecode;
     size_t slot = seen_slot(bc);
     if (s_seen[slot] == bc) {
@@ -135,10 +221,18 @@ void rw_frame_enter(struct _mp_code_state_t *cs) {
     }
     s_seen[slot] = bc;
     s_stats.seen++;
+    if (pool_head_of(bc) != NULL) {
+        return;  // a copy met again after its slot was taken: rewritten when it was made
+    }
     rw_code_t c;
     if (!rw_code_of(bc, &c)) {
-        s_stats.frozen++;
-        return;
+        if (!pool_copy(cs, &c)) {
+            s_stats.frozen++;
+            return;
+        }
+        s_stats.copied++;
+        bc = cs->fun_bc->bytecode;
+        s_seen[seen_slot(bc)] = bc;
     }
     size_t n = rw_plan(c.code, c.len, s_edits, RW_AGGR_MAX_EDITS, rw_kinds_all);
     if (n == 0) {

@@ -14,6 +14,11 @@
 #ifndef RW_AGGR_SEEN
 #define RW_AGGR_SEEN (2048)
 #endif
+// Bytes of frozen code aggressive mode may copy to rewrite between soft resets (more: the
+// rest is left alone, counted as frozen).
+#ifndef RW_AGGR_POOL
+#define RW_AGGR_POOL (256 * 1024)
+#endif
 // Most edits one function may take in aggressive mode (more: left alone, too_big).
 #ifndef RW_AGGR_MAX_EDITS
 #define RW_AGGR_MAX_EDITS (1024)
@@ -36,7 +41,8 @@ typedef struct {
     uint32_t rewritten;  // of those, verified and rewritten
     uint32_t refused;    // the verifier refused the rewritten code
     uint32_t too_big;    // over RW_AGGR_MAX_EDITS or the verifier's VRF_MAX_CODE
-    uint32_t frozen;     // not on the GC heap
+    uint32_t frozen;     // not on the GC heap and not copied
+    uint32_t copied;     // frozen code copied into the pool (then planned as the others)
     uint32_t unchanged;  // nothing to rewrite
     uint32_t edits[RW_KIND_N];
     char last_refusal[160];
@@ -48,6 +54,9 @@ typedef struct {
 #define RW_ENTER_AGGRESSIVE (1)  // rewrite each heap function at its first call
 #define RW_ENTER_RECORD     (2)  // record the arguments of calls to one function (rw_record.c)
 void rw_aggr_set(int on);
+// Forgets the copies of frozen code: only when no function object can point at them (the
+// heap they were made in is gone: a soft reset).
+void rw_aggr_forget(void);
 const rw_aggr_stats_t *rw_aggr_stats(void);
 
 #endif
