@@ -215,6 +215,52 @@ def test_native_float_results_reuse_only_floats_no_one_else_holds(g):
     assert g.eval("alloc_per_step(rn['rloop'])") == "96"
 
 
+def test_native_float_sites_agree_with_bytecode_guarded_and_from_feedback(g):
+    # vm/patches/0029: arithmetic on locals and number constants runs on doubles behind
+    # type guards, and the usual code runs when a guard fails. With every site guarded as
+    # floats, every operator and the sites of SCODE (int leaves, both kinds of constant,
+    # an unbound local, a generator's locals, a cell, 11 levels deep) over the float edges,
+    # ints small and big, bools and complex numbers must give what the bytecode gives.
+    g.paste(AGREE)
+    n, bad = ast.literal_eval(g.eval("agree_sites(nf)", timeout=300))
+    assert n == 16208 and bad == 0, (n, bad)
+    # The fast path boxes only the result: the loop makes one float a round (32 bytes),
+    # where 0028 alone makes three and the bytecode six.
+    assert g.eval("alloc_per_step(rf['rloop'])") == "32"
+    assert g.eval("rruns(rf) == rruns(rb)") == "True"
+    # Type feedback: probed on these calls, fm's 3 sites and sc's 4 get fast paths (their
+    # leaves held floats); sa's 2 do not (b held a float, then an int). The 9 sites ran.
+    g.run("s0 = _rw.float_stats()")
+    g.run("fb = feedback(FCODE + SCODE, [('fm', 1.5, 2.0), ('sa', 1.5, 2.5), "
+          "('sc', 2.0, 4.0), ('sa', 0.5, 7)])")
+    sites, made, ran = ast.literal_eval(
+        g.eval("tuple(a - b for a, b in zip(_rw.float_stats(), s0))"))
+    assert (made, ran) == (7, 9) and sites == 44, (sites, made, ran)
+    n, bad = ast.literal_eval(g.eval("agree_sites(fb)", timeout=300))
+    assert n == 16208 and bad == 0, (n, bad)
+
+
+def test_the_optimiser_gives_a_twins_float_sites_fast_paths_from_its_calls(g):
+    # A twin is probed on the function's recorded calls before it is compiled for good;
+    # the journal says how many sites got a fast path. Swapped, calls with other types
+    # fail the guards and take the generic code.
+    g.paste(
+        "def poly(x, y, n):\n"
+        "    s = 0.0\n"
+        "    for i in range(n):\n"
+        "        s += x * x + x * 0.25 - y / 3.0\n"
+        "    return s\n"
+        "want = [poly(1.5, 2.0, 7), poly(2, 3, 7), poly(1.5, 0, 7)]\n"
+    )
+    e = ast.literal_eval(g.eval(
+        "opt.consider(poly, 'trusted', [(1.5, 2.0, 300), (0.5, -1.0, 200)])", timeout=300))
+    assert e["verdict"] == "swapped" and e["kind"] == "native", e
+    assert "float sites: 1, 1 ran, 1 with a fast path" in e["detail"], e
+    assert e["gain"] > 3, e
+    assert g.eval("[poly(1.5, 2.0, 7), poly(2, 3, 7), poly(1.5, 0, 7)] == want") == "True"
+    g.run(f"opt.rollback({e['id']})")
+
+
 CACHES = prog("native_caches")
 
 

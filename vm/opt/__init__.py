@@ -91,6 +91,10 @@ WATCH_MAX = 256
 AUTO_PERIOD_MS = 500
 # Whether the optimiser also tries native twins (set False to measure rewrites alone).
 native_promotion = True
+# Whether a native twin's float sites (arithmetic on locals and number constants) get
+# fast paths on doubles from type feedback: its recorded calls replayed on a probing
+# compile first (vm/patches/0029). False compiles twins without them.
+FLOAT_SITES = True
 # Whether frozen code (the image's own modules: the mesh, the colonies, the console's
 # helpers) is a candidate: rewritten in a heap copy of its code, twinned from its source
 # in the ROM filesystem. The optimiser's own modules never are (_policy._own_code).

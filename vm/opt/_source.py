@@ -231,7 +231,7 @@ def nested(fn):
     return False
 
 
-def compile_def(fn, src, native, tier=True, count_ops=False, free=()):
+def compile_def(fn, src, native, tier=True, count_ops=False, free=(), float_mode=0):
     # The function a def compiles to in a copy of fn's globals (so fn's namespace is not
     # touched); "<twin>" keeps the text out of _rw.sources(). A native twin is compiled
     # by the second tier (direct calls, vm/patches/0021) unless tier is False (what the
@@ -241,7 +241,8 @@ def compile_def(fn, src, native, tier=True, count_ops=False, free=()):
     # them (free_order): the def is compiled inside an enclosing def taking them as
     # parameters, so it takes their cells first in that order, and the function is the
     # one a closure made by that def calls (its cells are not used: promotion passes
-    # fn's callers' cells).
+    # fn's callers' cells). `float_mode`: how the emitter treats float sites
+    # (_rw.float_mode, vm/patches/0029): probing them, or giving them fast paths.
     scratch = dict(fn.__globals__)
     name = _journal.name(fn)
     text = ("@micropython.native\n" + src) if native else src
@@ -253,11 +254,13 @@ def compile_def(fn, src, native, tier=True, count_ops=False, free=()):
         text = "def _enclose(%s):\n%s    return %s\n" % (", ".join(free), body, name)
     was = _rw.tier(native and tier)  # the emitter runs in compile()
     was_counting = _rw.count_ops(native and count_ops)
+    was_float = _rw.float_mode(float_mode if native else 0)
     try:
         code = compile(text, "<twin>", "exec")
     finally:
         _rw.tier(was)
         _rw.count_ops(was_counting)
+        _rw.float_mode(was_float)
     exec(code, scratch)
     if free:
         return _rw.fun_of(scratch["_enclose"](*([None] * len(free))))

@@ -34,8 +34,9 @@ class Native:
     edits = ()
     raises = ()
 
-    def __init__(self, fn, twin, new):
+    def __init__(self, fn, twin, new, note=""):
         self.fn, self.twin, self.new = fn, twin, new
+        self.note = note  # what the journal's entry adds to its detail when swapped
 
     def apply(self):
         _rw.promote(self.fn, self.twin)
@@ -73,11 +74,49 @@ def _counted_refusal(fn, src):
     return None
 
 
-def native_candidate(fn, profile, count_ops=False):
+# _rw.float_mode's modes (vm/patches/0029).
+FLOAT_PROBE, FLOAT_FEEDBACK = 1, 2
+
+
+def _float_twin(fn, src, count_ops, free, inputs, limits):
+    # (twin, note): the twin with float sites given fast paths by type feedback. Compiled
+    # first to probe (each site passes its local leaves' values to _rw before it runs),
+    # that twin replays fn's calls, on copies of their arguments, each bounded by
+    # REPLAY_FLOOR cycles (and by `limits`, a Locus's budget); then it is compiled
+    # again, and a site whose leaves each held one type (a float or a small int) on every
+    # call gets a fast path guarded by those types. Gates 2 and 3 then judge that twin
+    # like any other.
+    if not opt.FLOAT_SITES or not inputs:
+        return _source.compile_def(fn, src, True, True, count_ops, free), ""
+    sites0 = _rw.float_stats()[0]
+    probe = _source.compile_def(fn, src, True, True, count_ops, free, FLOAT_PROBE)
+    sites = _rw.float_stats()[0] - sites0
+    if not sites:
+        return probe, ""  # with no site, no probe: the plain twin
+    _rw.float_forget()
+    cand = Native(fn, probe, None)
+    for args in inputs:
+        copy = _values.clone(args)
+        before = _gates._snap(fn)
+        cand.apply()
+        try:
+            _gates._run(fn, copy[0], opt.REPLAY_FLOOR, limits)
+        finally:
+            cand.undo()
+            _gates._put_back(fn, before)
+    ran = _rw.float_stats()[2]
+    made0 = _rw.float_stats()[1]
+    twin = _source.compile_def(fn, src, True, True, count_ops, free, FLOAT_FEEDBACK)
+    made = _rw.float_stats()[1] - made0
+    return twin, "float sites: %d, %d ran, %d with a fast path" % (sites, ran, made)
+
+
+def native_candidate(fn, profile, count_ops=False, inputs=(), limits=None):
     # (candidate, None) or (None, (gate, why)). Gate 1 for native code: the same source,
     # compiled to bytecode, must pass the verifier under fn's profile and use exactly
     # fn's global names, so the twin is fn's code and holds no other capability. Its
-    # loops poll (vm/patches/0008) like the bytecode's jumps.
+    # loops poll (vm/patches/0008) like the bytecode's jumps. `inputs` (fn's recorded
+    # calls) and `limits` (their budget) give the twin's float sites type feedback.
     if type(fn) not in _gates.PLAIN and type(fn) is not _source.NATIVE:
         return None, ("source", "not a plain function (a closure, or a method using super())")
     try:
@@ -108,11 +147,11 @@ def native_candidate(fn, profile, count_ops=False):
             why = "its source uses other globals than the running code"
         if why:
             return None, ("verify", why)
-        twin = _source.compile_def(fn, src, True, True, count_ops, free)
+        twin, note = _float_twin(fn, src, count_ops, free, inputs, limits)
         new = _journal.digest(_rw.machine_code(twin))
     except Exception as e:  # noqa: BLE001 - any failure to compile refuses the twin
         return None, ("compile", "%s: %s" % (type(e).__name__, e))
-    return Native(fn, twin, new), None
+    return Native(fn, twin, new, note), None
 
 
 # The in-place rewrites of budgeted (Locus) code and of code whose calls take a live Mesh:
@@ -124,12 +163,14 @@ def native_candidate(fn, profile, count_ops=False):
 BUDGETED_KINDS = tuple(k for k in _rw.KINDS if k != "cache")
 
 
-def _candidate(fn, old, profile, kind, budgeted=False, stand_ins=False):
+def _candidate(fn, old, profile, kind, inputs, limits=None, stand_ins=False):
     # The candidate of this kind if it passes gate 1, else the journal entry saying why.
     # `stand_ins`: its calls are replayed with a stand-in for a live argument (a Mesh),
     # which the per-site caches would be measured on and then miss on every live call.
+    # `limits`: a Locus's budget (its code is budgeted).
+    budgeted = limits is not None
     if kind == "native":
-        cand, refused = native_candidate(fn, profile, budgeted)
+        cand, refused = native_candidate(fn, profile, budgeted, inputs, limits)
         if cand is None:
             return _journal.add(fn, "rejected", refused[0], old, None, [], None, refused[1],
                                 "native")
@@ -194,7 +235,7 @@ def gate(fn, profile, inputs, limits=None, twin=True):
     for kind in kinds:
         if passed and passed[0][1].kind == hinted:
             break  # the kind an earlier boot swapped in passed again: done
-        cand = _candidate(fn, old, profile, kind, limits is not None, stand_ins)
+        cand = _candidate(fn, old, profile, kind, inputs, limits, stand_ins)
         if type(cand) is dict:
             last = cand
             continue
@@ -234,6 +275,9 @@ def gate(fn, profile, inputs, limits=None, twin=True):
     if hinted == cand.kind:
         detail = ("gated first: swapped in an earlier boot" + ("; " if detail else "")
                   + detail)
+    note = getattr(cand, "note", "")
+    if note:
+        detail = detail + ("; " if detail else "") + note
     e = _journal.add(fn, "swapped", None, old, cand.new, cand.edits, round(1 / ratio, 4),
                      detail, kind=cand.kind)
     s = Swap(fn, old, cand, gate_rate, inputs, limits)

@@ -254,3 +254,73 @@ def alloc_per_step(fn):
     finally:
         gc.enable()
     return ((m2 - m1) - (m1 - m)) // 100
+# Float sites (vm/patches/0029): the same defs compiled with every site's fast path
+# guarded as floats (_rw.float_mode(3)), and with fast paths from type feedback (1 to
+# probe, 2 to read the notes). SCODE adds sites with int leaves, constants of both kinds,
+# locals that are unbound or deleted, a generator's locals, a cell (no site), and an
+# expression deeper than the fast path's eight registers.
+import _rw
+SCODE = """
+def sa(a, b):
+    c = 3
+    return a * c + b / 2 - 1.5 * (a - b) / (c + 0.5), (a + 1) * (b - 2)
+def sb(a, b):
+    if a == 0.1:
+        del b
+    return a * a + b
+def sc(a, b):
+    t = a
+    t /= b
+    t -= 0.5
+    t *= a
+    return t + 0.0
+def sd(a, b):
+    yield a * b + 1.0
+    a = b
+    yield a * 2.0 - b
+def se(a, b):
+    return a + (b + (a + (b + (a + (b + (a + (b + (a + (b + 1.0)))))))))
+def sf(a, b):
+    inner = lambda: a * 2.0
+    return inner() + b * 0.5
+"""
+def compiled(code, mode, head="def "):
+    was = _rw.float_mode(mode)
+    try:
+        ns = {}
+        exec(code.replace(head, "@micropython.native\n" + head), ns)
+    finally:
+        _rw.float_mode(was)
+    return ns
+SNAMES = ["sa", "sb", "sc", "sd", "se", "sf"]
+exec(SCODE, nb)
+nf = compiled(FCODE + SCODE, 3)
+rf = compiled(RCODE, 3, "def r")
+def soutcome(fn, a, b):
+    try:
+        r = fn(a, b)
+        return ('ok', tuple(r) if type(r).__name__ == 'generator' else r)
+    except Exception as e:
+        return ('exc', type(e))
+def agree_sites(ns):
+    n = bad = 0
+    for a in FVALS:
+        for b in FVALS:
+            if str in (type(a), type(b)):
+                continue
+            for k in FNAMES + SNAMES:
+                if k == 'fo6' and type(a) in (int, bool) and type(b) in (int, bool) and b > 8:
+                    continue
+                n += 1
+                x, y = soutcome(nb[k], a, b), soutcome(ns[k], a, b)
+                if not fsame(x, y):
+                    bad += 1
+                    print('MISMATCH', k, repr(a), repr(b), x, y)
+    return n, bad
+def feedback(code, calls):
+    # The twins type feedback gives: probe, run the calls, compile again reading the notes.
+    probe = compiled(code, 1)
+    _rw.float_forget()
+    for k, a, b in calls:
+        soutcome(probe[k], a, b)
+    return compiled(code, 2)

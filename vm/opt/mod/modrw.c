@@ -3,7 +3,8 @@
 // (vm/rewrite): plan(fn, kinds), apply(fn, edits), code(fn), start(fn), undo(fn),
 // misses(fn), misses_reset(), aggressive(flag), stats(); call recording: record/recorded;
 // native promotion: promote/demote/twin/sources/machine_code; native code's heat and
-// the second tier: native_heat/native_span/native_file/tier; watch/unwatch/raised;
+// the second tier: native_heat/native_span/native_file/tier; float sites' type feedback:
+// float_mode/float_forget/float_stats; watch/unwatch/raised;
 // closures: fun_of, and their free variables' cells: cell/cell_get.
 #include <string.h>
 
@@ -15,6 +16,7 @@
 
 #include "rw_aggr.h"
 #include "rw_exec.h"
+#include "rw_float.h"
 #include "rw_native_heat.h"
 #include "rw_own.h"
 #include "vrf_config.h"
@@ -448,6 +450,41 @@ static mp_obj_t rw_count_ops_fn(mp_obj_t flag) {
 }
 static MP_DEFINE_CONST_FUN_OBJ_1(rw_count_ops_obj, rw_count_ops_fn);
 
+#ifdef MP_NATIVE_FLOAT_ALL
+// float_mode(mode): how native code compiled from now on treats float sites
+// (vm/patches/0029): 0 not at all, 1 probe them, 2 give the fast path where the probes'
+// notes say, 3 give it everywhere, guarded as floats. Returns the previous mode.
+static mp_obj_t rw_float_mode_fn(mp_obj_t mode) {
+    mp_int_t m = mp_obj_get_int(mode);
+    if (m < MP_NATIVE_FLOAT_OFF || m > MP_NATIVE_FLOAT_ALL) {
+        mp_raise_ValueError(MP_ERROR_TEXT("_rw.float_mode: 0 to 3"));
+    }
+    mp_int_t was = mp_native_float_mode;
+    mp_native_float_mode = (uint8_t)m;
+    return MP_OBJ_NEW_SMALL_INT(was);
+}
+static MP_DEFINE_CONST_FUN_OBJ_1(rw_float_mode_obj, rw_float_mode_fn);
+
+// float_forget(): clears the probes' notes.
+static mp_obj_t rw_float_forget_fn(void) {
+    rw_float_forget();
+    return mp_const_none;
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(rw_float_forget_obj, rw_float_forget_fn);
+
+// float_stats() -> (float sites compiled since boot, of them with a fast path, sites the
+// probes' notes say ran).
+static mp_obj_t rw_float_stats_fn(void) {
+    mp_obj_t t[3] = {
+        mp_obj_new_int_from_uint(mp_native_float_sites),
+        mp_obj_new_int_from_uint(mp_native_float_made),
+        MP_OBJ_NEW_SMALL_INT(rw_float_noted()),
+    };
+    return mp_obj_new_tuple(3, t);
+}
+static MP_DEFINE_CONST_FUN_OBJ_0(rw_float_stats_obj, rw_float_stats_fn);
+#endif
+
 // rebind(fn, globals) -> a copy of native function fn whose globals are `globals`: the
 // same machine code, constants and defaults (loci/python/opt_locus.py gives each Locus
 // a twin of its step bound to its own namespace).
@@ -545,6 +582,11 @@ static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_native_file), MP_ROM_PTR(&rw_native_file_obj) },
     { MP_ROM_QSTR(MP_QSTR_source_of), MP_ROM_PTR(&rw_source_of_obj) },
     { MP_ROM_QSTR(MP_QSTR_tier), MP_ROM_PTR(&rw_tier_obj) },
+#ifdef MP_NATIVE_FLOAT_ALL
+    { MP_ROM_QSTR(MP_QSTR_float_mode), MP_ROM_PTR(&rw_float_mode_obj) },
+    { MP_ROM_QSTR(MP_QSTR_float_forget), MP_ROM_PTR(&rw_float_forget_obj) },
+    { MP_ROM_QSTR(MP_QSTR_float_stats), MP_ROM_PTR(&rw_float_stats_obj) },
+#endif
     { MP_ROM_QSTR(MP_QSTR_count_ops), MP_ROM_PTR(&rw_count_ops_obj) },
     { MP_ROM_QSTR(MP_QSTR_rebind), MP_ROM_PTR(&rw_rebind_obj) },
     { MP_ROM_QSTR(MP_QSTR_cell), MP_ROM_PTR(&rw_cell_obj) },

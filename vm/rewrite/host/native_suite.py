@@ -4,10 +4,10 @@
 promotion's emitter changes on (back-edge polls, vm/patches/0008; small-int fast paths,
 call-site caches and unbound-local checks, 0009), one with them off; and the `on` build
 again compiling everything as the optimiser's second tier compiles twins (direct calls
-and iteration, 0021), and once more as it compiles a Locus step's twin (every jump polls,
-the entry charges an op, 0023). Every test must get the same verdict from all four, and the `on`
-build must also pass the unbound-local tests run-tests.py skips for native code (make
-native-suite).
+and iteration, 0021; every float site's fast path, 0029), and once more as it compiles a
+Locus step's twin (every jump polls, the entry charges an op, 0023). Every test must get
+the same verdict from all four, and the `on` build must also pass the unbound-local tests
+run-tests.py skips for native code (make native-suite).
 
     native_suite.py --on BIN --off BIN --tree PATCHED_TREE --dirs basics,... --out JSON
 """
@@ -42,11 +42,13 @@ def unbound_checks(binary: Path, tree: Path) -> dict[str, bool]:
 
 
 # The builds' runs: `tier` is the `on` build compiling all native code as the optimiser's
-# second tier compiles its twins (direct calls and iteration, vm/patches/0021); `counted`
-# also as it compiles a Locus step's twin, counting a budget's ops (vm/patches/0023).
+# second tier compiles its twins (direct calls and iteration, vm/patches/0021), with every
+# float site's fast path guarded as floats (0029: a twin gets those type feedback
+# chooses, so this runs every fast path and every guard's failure); `counted` also as it
+# compiles a Locus step's twin, counting a budget's ops (vm/patches/0023).
 RUNS = ("off", "on", "tier", "counted")
-TIER_ENV = {"LOCIOS_NATIVE_TIER": "1"}
-COUNTED_ENV = {"LOCIOS_NATIVE_TIER": "1", "LOCIOS_NATIVE_COUNT": "1"}
+TIER_ENV = {"LOCIOS_NATIVE_TIER": "1", "LOCIOS_NATIVE_FLOAT": "3"}
+COUNTED_ENV = {**TIER_ENV, "LOCIOS_NATIVE_COUNT": "1"}
 
 
 def run(binary: Path, tree: Path, dirs: list[str], files: list[str] | None = None,

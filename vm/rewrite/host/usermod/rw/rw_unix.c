@@ -5,11 +5,13 @@
 // LOCIOS_NATIVE_TIER=1 compiles all native code as the optimiser's second tier compiles
 // its twins (direct calls and iteration, vm/patches/0021; make native-suite), and
 // LOCIOS_NATIVE_COUNT=1 as it compiles a Locus step's twin (every jump polls, the entry
-// charges an op: vm/patches/0023).
+// charges an op: vm/patches/0023). LOCIOS_NATIVE_FLOAT=3 gives every float site its fast
+// path, guarded as floats (vm/patches/0029).
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "py/nativeglue.h"
 #include "rw_aggr.h"
 #include "rw_native_heat.h"
 
@@ -23,6 +25,12 @@ __attribute__((constructor)) static void rw_unix_tier_from_env(void) {
     if (v != NULL && strcmp(v, "1") == 0) {
         mp_native_count_ops = true;
     }
+#ifdef MP_NATIVE_FLOAT_ALL
+    v = getenv("LOCIOS_NATIVE_FLOAT");
+    if (v != NULL && strcmp(v, "3") == 0) {
+        mp_native_float_mode = MP_NATIVE_FLOAT_ALL;
+    }
+#endif
 }
 
 __attribute__((constructor)) static void rw_unix_aggressive_from_env(void) {
