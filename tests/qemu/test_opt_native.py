@@ -216,11 +216,12 @@ def test_native_float_results_reuse_only_floats_no_one_else_holds(g):
 
 
 def test_native_float_sites_agree_with_bytecode_guarded_and_from_feedback(g):
-    # vm/patches/0029: arithmetic on locals and number constants runs on doubles behind
-    # type guards, and the usual code runs when a guard fails. With every site guarded as
-    # floats, every operator and the sites of SCODE (int leaves, both kinds of constant,
-    # an unbound local, a generator's locals, a cell, 11 levels deep) over the float edges,
-    # ints small and big, bools and complex numbers must give what the bytecode gives.
+    # vm/patches/0029: arithmetic on locals, their attributes and number constants runs
+    # on doubles behind type guards, and the usual code runs when a guard fails. With
+    # every site guarded as floats, every operator and the sites of SCODE (int leaves,
+    # both kinds of constant, an unbound local, a generator's locals, a cell, 11 levels
+    # deep) over the float edges, ints small and big, bools and complex numbers must give
+    # what the bytecode gives.
     g.paste(AGREE)
     n, bad = ast.literal_eval(g.eval("agree_sites(nf)", timeout=300))
     assert n == 16208 and bad == 0, (n, bad)
@@ -233,11 +234,25 @@ def test_native_float_sites_agree_with_bytecode_guarded_and_from_feedback(g):
     g.run("s0 = _rw.float_stats()")
     g.run("fb = feedback(FCODE + SCODE, [('fm', 1.5, 2.0), ('sa', 1.5, 2.5), "
           "('sc', 2.0, 4.0), ('sa', 0.5, 7)])")
-    sites, made, ran = ast.literal_eval(
-        g.eval("tuple(a - b for a, b in zip(_rw.float_stats(), s0))"))
+    sites, made, ran = ast.literal_eval(g.eval("fstats(s0)"))
     assert (made, ran) == (7, 9) and sites == 44, (sites, made, ran)
     n, bad = ast.literal_eval(g.eval("agree_sites(fb)", timeout=300))
     assert n == 16208 and bad == 0, (n, bad)
+    # Attribute leaves (p.x) are read in the fast path only as an instance's members:
+    # properties (whose effect must happen once a call), class attributes, __getattr__,
+    # members of other types and things that are no instance take the generic code.
+    n, bad, calls = ast.literal_eval(g.eval("agree_attrs(af)", timeout=300))
+    assert (n, bad, calls) == (433, 0, 116), (n, bad, calls)
+    # From feedback: pa's site and pb's two get fast paths (every leaf held floats), one of
+    # pc's two (q.y held an int, and q.y - 2 is int arithmetic): 4 of 5.
+    g.run("s0 = _rw.float_stats()")
+    g.run("P = ab['P']")
+    g.run("fa = feedback(ACODE, [('pa', P(1.5, 2.0), P(0.5, 3.0)), ('pb', P(1.5, 2.0), "
+          "P(2, 4.0)), ('pc', P(1.5, 2.0), P(2, 4))], 'def p')")
+    sites, made, ran = ast.literal_eval(g.eval("fstats(s0)"))
+    assert (sites, made, ran) == (10, 4, 5), (sites, made, ran)
+    n, bad, calls = ast.literal_eval(g.eval("agree_attrs(fa)", timeout=300))
+    assert (n, bad, calls) == (433, 0, 116), (n, bad, calls)
 
 
 def test_the_optimiser_gives_a_twins_float_sites_fast_paths_from_its_calls(g):

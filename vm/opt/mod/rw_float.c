@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Type feedback for float sites (vm/patches/0029). A twin is first compiled to probe:
-// before each site (an arithmetic expression on locals and number constants), the
-// machine code passes every local leaf's value to mp_native_float_probe, which notes
-// what it held. The optimiser replays the function's recorded calls on that twin, then
+// before each site (an arithmetic expression on locals, their attributes and number
+// constants), the machine code passes every such leaf's value to mp_native_float_probe,
+// which notes what it held (an attribute that is no instance's member: "other"). The optimiser replays the function's recorded calls on that twin, then
 // compiles the twin again reading the notes: a site whose leaves each held one type, a
 // float or a small int, on every call gets its fast path on doubles, guarded by those
 // types; any other site keeps the generic code alone (vm/opt/README.md, "Float sites").
@@ -10,6 +10,7 @@
 
 #include "py/nativeglue.h"
 #include "py/obj.h"
+#include "py/objtype.h"
 
 #if MICROPY_EMIT_NATIVE_POLL
 
@@ -33,6 +34,20 @@ void mp_native_float_probe(mp_uint_t at, mp_obj_t value) {
         kind = MP_NATIVE_FLOAT_SEEN_OTHER;  // unbound (NULL), a subclass, anything else
     }
     seen[at] |= kind;
+}
+
+mp_obj_t mp_native_float_member(mp_obj_t base, qstr attr) {
+    if (base == MP_OBJ_NULL || !mp_obj_is_obj(base) ||
+        !mp_obj_is_instance_type(mp_obj_get_type(base))) {
+        return MP_OBJ_NULL;
+    }
+    mp_obj_instance_t *self = MP_OBJ_TO_PTR(base);
+    mp_map_elem_t *e = mp_map_lookup(&self->members, MP_OBJ_NEW_QSTR(attr), MP_MAP_LOOKUP);
+    return e != NULL ? e->value : MP_OBJ_NULL;
+}
+
+void mp_native_float_probe_attr(mp_uint_t at, mp_obj_t base, qstr attr) {
+    mp_native_float_probe(at, mp_native_float_member(base, attr));
 }
 
 uint8_t mp_native_float_kind(size_t site, size_t leaf) {
