@@ -229,13 +229,14 @@ def test_native_float_sites_agree_with_bytecode_guarded_and_from_feedback(g):
     # where 0028 alone makes three and the bytecode six.
     assert g.eval("alloc_per_step(rf['rloop'])") == "32"
     assert g.eval("rruns(rf) == rruns(rb)") == "True"
-    # Type feedback: probed on these calls, fm's 3 sites and sc's 4 get fast paths (their
-    # leaves held floats); sa's 2 do not (b held a float, then an int). The 9 sites ran.
+    # Type feedback: probed on these calls, all 9 sites ran and get fast paths: fm's 3 and
+    # sc's 4 guard floats; sa's 2 guard c as an int and b as a number (it held a float,
+    # then an int), checking at each op that a float is among its operands.
     g.run("s0 = _rw.float_stats()")
     g.run("fb = feedback(FCODE + SCODE, [('fm', 1.5, 2.0), ('sa', 1.5, 2.5), "
           "('sc', 2.0, 4.0), ('sa', 0.5, 7)])")
     sites, made, ran = ast.literal_eval(g.eval("fstats(s0)"))
-    assert (made, ran) == (7, 9) and sites == 44, (sites, made, ran)
+    assert (made, ran) == (9, 9) and sites == 44, (sites, made, ran)
     n, bad = ast.literal_eval(g.eval("agree_sites(fb)", timeout=300))
     assert n == 16208 and bad == 0, (n, bad)
     # Attribute leaves (p.x) are read in the fast path only as an instance's members:

@@ -254,8 +254,8 @@ def alloc_per_step(fn):
     finally:
         gc.enable()
     return ((m2 - m1) - (m1 - m)) // 100
-# Float sites (vm/patches/0029): the same defs compiled with every site's fast path
-# guarded as floats (_rw.float_mode(3)), and with fast paths from type feedback (1 to
+# Float sites (vm/patches/0029): the same defs compiled with every site's fast path,
+# every leaf guarded as a number (a float or a small int: _rw.float_mode(3)), and with fast paths from type feedback (1 to
 # probe, 2 to read the notes). SCODE adds sites with int leaves, constants of both kinds,
 # locals that are unbound or deleted, a generator's locals, a cell (no site), and an
 # expression deeper than the fast path's eight registers.
