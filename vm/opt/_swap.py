@@ -2,6 +2,7 @@
 # Candidates and swaps: a function's candidates (its in-place rewrite, its native twin),
 # each through every gate; the fastest that passes is journaled, then swapped in. The
 # live swaps, and rolling one back.
+import _budget
 import _rw
 
 import opt
@@ -86,7 +87,8 @@ def _float_twin(fn, src, count_ops, free, inputs, limits):
     # again, and a site whose leaves each held one type (a float or a small int) on every
     # call gets a fast path guarded by those types. Gates 2 and 3 then judge that twin
     # like any other.
-    if not opt.FLOAT_SITES or not inputs:
+    if not opt.FLOAT_SITES or not inputs or (limits is not None and _budget.active()):
+        # (Locus code is replayed only under its own budget, which cannot nest.)
         return _source.compile_def(fn, src, True, True, count_ops, free), ""
     sites0 = _rw.float_stats()[0]
     probe = _source.compile_def(fn, src, True, True, count_ops, free, FLOAT_PROBE)
