@@ -114,21 +114,27 @@ def fsame(x, y):
         return len(p) == len(q) and all(type(u) is type(v) and repr(u) == repr(v)
                                         for u, v in zip(p, q))
     return type(p) is type(q) and repr(p) == repr(q)
-def agree_float():
+def fcompare(names, ns, run, skip):
+    # Each function of `names` run by `run` on every pair of FVALS but those `skip` says,
+    # as bytecode (nb) and from `ns`: (calls compared, mismatches).
     n = bad = 0
     for a in FVALS:
         for b in FVALS:
-            if str in (type(a), type(b)) and 2 ** 62 - 1 in (a, b):
-                continue  # a string repeated 2**62 times: not what this compares
-            for k in FNAMES:
+            if skip(a, b):
+                continue
+            for k in names:
                 if k == 'fo6' and type(a) in (int, bool) and type(b) in (int, bool) and b > 8:
                     continue  # 2**70 ** 2**70: a big-int power, not float arithmetic
                 n += 1
-                x, y = outcome(nb[k], a, b), outcome(nn[k], a, b)
+                x, y = run(nb[k], a, b), run(ns[k], a, b)
                 if not fsame(x, y):
                     bad += 1
                     print('MISMATCH', k, repr(a), repr(b), x, y)
     return n, bad
+def agree_float():
+    # (A string repeated 2**62 times is not what this compares.)
+    return fcompare(FNAMES, nn, outcome,
+                    lambda a, b: str in (type(a), type(b)) and 2 ** 62 - 1 in (a, b))
 # Small ints in the ops the emitter leaves to mp_native_binary_op (<<, >>, //, %, /),
 # with counts and divisors across the word, zero and negative, and the edges of the
 # small-int range, whose results leave it (MP_SMALL_INT_MIN // -1).
@@ -303,20 +309,7 @@ def soutcome(fn, a, b):
     except Exception as e:
         return ('exc', type(e))
 def agree_sites(ns):
-    n = bad = 0
-    for a in FVALS:
-        for b in FVALS:
-            if str in (type(a), type(b)):
-                continue
-            for k in FNAMES + SNAMES:
-                if k == 'fo6' and type(a) in (int, bool) and type(b) in (int, bool) and b > 8:
-                    continue
-                n += 1
-                x, y = soutcome(nb[k], a, b), soutcome(ns[k], a, b)
-                if not fsame(x, y):
-                    bad += 1
-                    print('MISMATCH', k, repr(a), repr(b), x, y)
-    return n, bad
+    return fcompare(FNAMES + SNAMES, ns, soutcome, lambda a, b: str in (type(a), type(b)))
 def feedback(code, calls, head="def "):
     # The twins type feedback gives: probe, run the calls, compile again reading the notes.
     probe = compiled(code, 1, head)
