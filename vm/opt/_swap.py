@@ -84,9 +84,9 @@ def _float_twin(fn, src, count_ops, free, inputs, limits):
     # first to probe (each site passes its local leaves' values to _rw before it runs),
     # that twin replays fn's calls, on copies of their arguments, each bounded by
     # REPLAY_FLOOR cycles (and by `limits`, a Locus's budget); then it is compiled
-    # again, and a site whose leaves each held one type (a float or a small int) on every
-    # call gets a fast path guarded by those types. Gates 2 and 3 then judge that twin
-    # like any other.
+    # again, and a site whose leaves held floats, small ints or both on every call gets a
+    # fast path guarded by what each held. Gates 2 and 3 then judge that twin like any
+    # other.
     if not opt.FLOAT_SITES or not inputs or (limits is not None and _budget.active()):
         # (Locus code is replayed only under its own budget, which cannot nest.)
         return _source.compile_def(fn, src, True, True, count_ops, free), ""

@@ -10,7 +10,6 @@
 
 #include "py/nativeglue.h"
 #include "py/obj.h"
-#include "py/objtype.h"
 
 #if MICROPY_EMIT_NATIVE_POLL
 
@@ -34,16 +33,6 @@ void mp_native_float_probe(mp_uint_t at, mp_obj_t value) {
         kind = MP_NATIVE_FLOAT_SEEN_OTHER;  // unbound (NULL), a subclass, anything else
     }
     seen[at] |= kind;
-}
-
-mp_obj_t mp_native_float_member(mp_obj_t base, qstr attr) {
-    if (base == MP_OBJ_NULL || !mp_obj_is_obj(base) ||
-        !mp_obj_is_instance_type(mp_obj_get_type(base))) {
-        return MP_OBJ_NULL;
-    }
-    mp_obj_instance_t *self = MP_OBJ_TO_PTR(base);
-    mp_map_elem_t *e = mp_map_lookup(&self->members, MP_OBJ_NEW_QSTR(attr), MP_MAP_LOOKUP);
-    return e != NULL ? e->value : MP_OBJ_NULL;
 }
 
 void mp_native_float_probe_attr(mp_uint_t at, mp_obj_t base, qstr attr) {

@@ -46,6 +46,15 @@ RW_INLINE mp_map_t *members_of(mp_obj_t base) {
     return NULL;
 }
 
+// A float site's attribute leaf (vm/patches/0029): base.attr where base is an instance
+// whose members hold attr, what the bytecode VM's LOAD_ATTR finds first with no other
+// effect; else NULL (an unbound local's NULL included), and the site's guard fails.
+mp_obj_t mp_native_float_member(mp_obj_t base, qstr attr) {
+    mp_map_t *m = base != MP_OBJ_NULL ? members_of(base) : NULL;
+    mp_map_elem_t *e = m != NULL ? mp_map_lookup(m, MP_OBJ_NEW_QSTR(attr), MP_MAP_LOOKUP) : NULL;
+    return e != NULL ? e->value : MP_OBJ_NULL;
+}
+
 // Whether entry i of map m holds key.
 RW_INLINE bool holds(const mp_map_t *m, size_t i, mp_obj_t key) {
     return i < m->alloc && m->table[i].key == key;
