@@ -8,7 +8,8 @@
 #   make bench-vm-prof  the same, plus the OFF runs in an image built with LOCIOS_PROF=0
 #                       (the profiler's overhead, second table)
 # ON is the gated optimiser (opt.settle after the warm-up: record, verify, replay, A/B,
-# swap); BENCH_VM_ON=aggressive instead rewrites every function at its first call with
+# swap); BENCH_VM_ON=opt-noinline does the same with twins that inline no callee;
+# BENCH_VM_ON=aggressive instead rewrites every function at its first call with
 # only the verifier's check (the test mode); BENCH_VM_ARGS adds options
 # (e.g. --only bm_fft,misc_pystone -k 5).
 

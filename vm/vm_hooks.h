@@ -150,6 +150,7 @@ void rw_src_deinit(void);
 void rw_promote_deinit(void);
 void rw_exec_deinit(void);
 void rw_watch_deinit(void);
+void rw_inline_deinit(void);
 #define MICROPY_PORT_DEINIT_FUNC \
     mesh_deinit();               \
     prof_deinit();               \
@@ -157,7 +158,8 @@ void rw_watch_deinit(void);
     rw_src_deinit();             \
     rw_promote_deinit();         \
     rw_exec_deinit();            \
-    rw_watch_deinit()
+    rw_watch_deinit();           \
+    rw_inline_deinit()
 // Source strings given to the lexer (REPL, exec, compile; vm/patches/0008) that define
 // functions are kept (vm/opt/mod/rw_source.c), so the optimiser can compile a hot
 // function's native twin from its def.

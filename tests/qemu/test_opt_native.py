@@ -277,6 +277,25 @@ def test_the_optimiser_gives_a_twins_float_sites_fast_paths_from_its_calls(g):
     g.run(f"opt.rollback({e['id']})")
 
 
+INLINE = prog("native_inline")
+
+
+def test_twins_inline_small_callees_and_agree_as_the_guards_fail(g):
+    # A twin compiles the small functions and methods it calls into its own code, each
+    # behind a guard that the function about to be called is the one inlined
+    # (vm/patches/0030). Swapped, each caller is compared with its bytecode while a method
+    # is replaced, an instance shadows it, a global is rebound or deleted: 7 worlds, 6
+    # calls each. An inlined body's exception is the call's; a generator inlines too; a
+    # callee with a default value is called, not inlined.
+    g.paste(INLINE)
+    n, bad, notes = ast.literal_eval(g.eval("agree_inline()", timeout=600))
+    assert [verdict for verdict, _ in notes] == ["swapped"] * 3, notes
+    assert "calls inlined: 10 (callees: dflt, mul2, mul3, pick, sq, .dot, .scaled)" in notes[0][1]
+    assert "calls inlined: 1 (callees: inv)" in notes[1][1], notes
+    assert "calls inlined: 2 (callees: sq, .dot)" in notes[2][1], notes
+    assert (n, bad) == (42, 0), (n, bad)
+
+
 CACHES = prog("native_caches")
 
 

@@ -110,6 +110,10 @@ ON_MODES: dict[str, dict[str, str | None]] = {
                      " e['detail'][:60])"
                      " for e in opt.journal(1 << 30)[_j0:]]"},
 }
+# The same, with twins that call their small callees instead of inlining them (what
+# inlining adds: vm/opt/README.md, "Inlined calls").
+ON_MODES["opt-noinline"] = dict(ON_MODES["opt"], enable="import opt; opt.INLINE = False; "
+                                "_j0 = len(opt.journal(1 << 30))")
 
 
 # ---- parameters and truth (host) ------------------------------------------------------

@@ -95,6 +95,10 @@ native_promotion = True
 # fast paths on doubles from type feedback: its recorded calls replayed on a probing
 # compile first (vm/patches/0029). False compiles twins without them.
 FLOAT_SITES = True
+# Whether a native twin inlines the small functions it calls (one returned expression,
+# or a choice of two; vm/opt/_inline.py, vm/patches/0030), each behind a guard that the
+# function called is the one inlined. False compiles twins that call them.
+INLINE = True
 # Whether frozen code (the image's own modules: the mesh, the colonies, the console's
 # helpers) is a candidate: rewritten in a heap copy of its code, twinned from its source
 # in the ROM filesystem. The optimiser's own modules never are (_policy._own_code).

@@ -231,7 +231,7 @@ def nested(fn):
     return False
 
 
-def compile_def(fn, src, native, tier=True, count_ops=False, free=(), float_mode=0):
+def compile_def(fn, src, native, tier=True, count_ops=False, free=(), float_mode=0, inline=()):
     # The function a def compiles to in a copy of fn's globals (so fn's namespace is not
     # touched); "<twin>" keeps the text out of _rw.sources(). A native twin is compiled
     # by the second tier (direct calls, vm/patches/0021) unless tier is False (what the
@@ -243,9 +243,15 @@ def compile_def(fn, src, native, tier=True, count_ops=False, free=(), float_mode
     # one a closure made by that def calls (its cells are not used: promotion passes
     # fn's callers' cells). `float_mode`: how the emitter treats float sites
     # (_rw.float_mode, vm/patches/0029): probing them, or giving them fast paths.
+    # `inline`: the callees the twin may inline (_inline.callees): each def is compiled
+    # after fn's under its own name, and the emitter told which object each call of it
+    # must find (vm/patches/0030).
     scratch = dict(fn.__globals__)
     name = _journal.name(fn)
     text = ("@micropython.native\n" + src) if native else src
+    inline = inline if native and not free else ()
+    for callee in inline:
+        text += "\n\n" + callee[4]
     if free:
         if '"""' in src or "'''" in src:
             raise ValueError("a closure's def with a multi-line string: indenting it would"
@@ -255,12 +261,16 @@ def compile_def(fn, src, native, tier=True, count_ops=False, free=(), float_mode
     was = _rw.tier(native and tier)  # the emitter runs in compile()
     was_counting = _rw.count_ops(native and count_ops)
     was_float = _rw.float_mode(float_mode if native else 0)
+    if inline:
+        _rw.inline(tuple(c[:4] for c in inline))
     try:
         code = compile(text, "<twin>", "exec")
     finally:
         _rw.tier(was)
         _rw.count_ops(was_counting)
         _rw.float_mode(was_float)
+        if inline:
+            _rw.inline(None)
     exec(code, scratch)
     if free:
         return _rw.fun_of(scratch["_enclose"](*([None] * len(free))))

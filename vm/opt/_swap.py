@@ -8,7 +8,7 @@ import _rw
 import opt
 import vm
 
-from . import _experience, _gates, _journal, _source, _values
+from . import _experience, _gates, _inline, _journal, _source, _values
 
 live = {}  # swap id (its journal entry's id) -> Swap
 
@@ -79,22 +79,26 @@ def _counted_refusal(fn, src):
 FLOAT_PROBE, FLOAT_FEEDBACK = 1, 2
 
 
-def _float_twin(fn, src, count_ops, free, inputs, limits):
-    # (twin, note): the twin with float sites given fast paths by type feedback. Compiled
-    # first to probe (each site passes its local leaves' values to _rw before it runs),
-    # that twin replays fn's calls, on copies of their arguments, each bounded by
-    # REPLAY_FLOOR cycles (and by `limits`, a Locus's budget); then it is compiled
-    # again, and a site whose leaves held floats, small ints or both on every call gets a
-    # fast path guarded by what each held. Gates 2 and 3 then judge that twin like any
-    # other.
+def _float_twin(fn, src, count_ops, free, inputs, limits, inline=()):
+    # (twin, note, calls its compile inlined): the twin with float sites given fast paths
+    # by type feedback. Compiled first to probe (each site passes its local leaves'
+    # values to _rw before it runs), that twin replays fn's calls, on copies of their
+    # arguments, each bounded by REPLAY_FLOOR cycles (and by `limits`, a Locus's budget);
+    # then it is compiled again, and a site whose leaves held floats, small ints or both
+    # on every call gets a fast path guarded by what each held. Gates 2 and 3 then judge
+    # that twin like any other. `inline`: the callees it may inline (_inline.callees), in
+    # both compiles, so the sites of their bodies get feedback too.
     if not opt.FLOAT_SITES or not inputs or (limits is not None and _budget.active()):
         # (Locus code is replayed only under its own budget, which cannot nest.)
-        return _source.compile_def(fn, src, True, True, count_ops, free), ""
+        made0 = _inline.made()
+        twin = _source.compile_def(fn, src, True, True, count_ops, free, 0, inline)
+        return twin, "", _inline.made() - made0
     sites0 = _rw.float_stats()[0]
-    probe = _source.compile_def(fn, src, True, True, count_ops, free, FLOAT_PROBE)
+    made0 = _inline.made()
+    probe = _source.compile_def(fn, src, True, True, count_ops, free, FLOAT_PROBE, inline)
     sites = _rw.float_stats()[0] - sites0
     if not sites:
-        return probe, ""  # with no site, no probe: the plain twin
+        return probe, "", _inline.made() - made0  # with no site, no probe: the plain twin
     _rw.float_forget()
     cand = Native(fn, probe, None)
     for args in inputs:
@@ -108,9 +112,11 @@ def _float_twin(fn, src, count_ops, free, inputs, limits):
             _gates._put_back(fn, before)
     ran = _rw.float_stats()[2]
     made0 = _rw.float_stats()[1]
-    twin = _source.compile_def(fn, src, True, True, count_ops, free, FLOAT_FEEDBACK)
+    inlined0 = _inline.made()
+    twin = _source.compile_def(fn, src, True, True, count_ops, free, FLOAT_FEEDBACK, inline)
     made = _rw.float_stats()[1] - made0
-    return twin, "float sites: %d, %d ran, %d with a fast path" % (sites, ran, made)
+    note = "float sites: %d, %d ran, %d with a fast path" % (sites, ran, made)
+    return twin, note, _inline.made() - inlined0
 
 
 def native_candidate(fn, profile, count_ops=False, inputs=(), limits=None):
@@ -149,7 +155,12 @@ def native_candidate(fn, profile, count_ops=False, inputs=(), limits=None):
             why = "its source uses other globals than the running code"
         if why:
             return None, ("verify", why)
-        twin, note = _float_twin(fn, src, count_ops, free, inputs, limits)
+        # (A twin that counts ops enters every frame the VM enters: it inlines nothing.)
+        inline = _inline.callees(fn, src, profile) if opt.INLINE and not count_ops and not free \
+            else ()
+        twin, note, inlined = _float_twin(fn, src, count_ops, free, inputs, limits, inline)
+        if inline:
+            note = "; ".join(x for x in (note, _inline.note(inline, inlined)) if x)
         new = _journal.digest(_rw.machine_code(twin))
     except Exception as e:  # noqa: BLE001 - any failure to compile refuses the twin
         return None, ("compile", "%s: %s" % (type(e).__name__, e))

@@ -17,6 +17,7 @@
 #include "rw_aggr.h"
 #include "rw_exec.h"
 #include "rw_float.h"
+#include "rw_inline.h"
 #include "rw_native_heat.h"
 #include "rw_own.h"
 #include "vrf_config.h"
@@ -586,6 +587,8 @@ static const mp_rom_map_elem_t rw_globals_table[] = {
     { MP_ROM_QSTR(MP_QSTR_float_mode), MP_ROM_PTR(&rw_float_mode_obj) },
     { MP_ROM_QSTR(MP_QSTR_float_forget), MP_ROM_PTR(&rw_float_forget_obj) },
     { MP_ROM_QSTR(MP_QSTR_float_stats), MP_ROM_PTR(&rw_float_stats_obj) },
+    { MP_ROM_QSTR(MP_QSTR_inline), MP_ROM_PTR(&rw_inline_obj) },
+    { MP_ROM_QSTR(MP_QSTR_inline_stats), MP_ROM_PTR(&rw_inline_stats_obj) },
 #endif
     { MP_ROM_QSTR(MP_QSTR_count_ops), MP_ROM_PTR(&rw_count_ops_obj) },
     { MP_ROM_QSTR(MP_QSTR_rebind), MP_ROM_PTR(&rw_rebind_obj) },

@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
+import tempfile
 from collections import Counter
 from pathlib import Path
 
@@ -44,11 +46,60 @@ def unbound_checks(binary: Path, tree: Path) -> dict[str, bool]:
 # The builds' runs: `tier` is the `on` build compiling all native code as the optimiser's
 # second tier compiles its twins (direct calls and iteration, vm/patches/0021), with every
 # float site's fast path guarded as floats (0029: a twin gets those type feedback
-# chooses, so this runs every fast path and every guard's failure); `counted` also as it
-# compiles a Locus step's twin, counting a budget's ops (vm/patches/0023).
+# chooses, so this runs every fast path and every guard's failure) and every call of a
+# small def of the test inlined behind its guard (0030); `counted` also as it compiles a
+# Locus step's twin, counting a budget's ops (vm/patches/0023), which inlines nothing.
 RUNS = ("off", "on", "tier", "counted")
-TIER_ENV = {"LOCIOS_NATIVE_TIER": "1", "LOCIOS_NATIVE_FLOAT": "3"}
+TIER_ENV = {"LOCIOS_NATIVE_TIER": "1", "LOCIOS_NATIVE_FLOAT": "3", "LOCIOS_NATIVE_INLINE": "2"}
 COUNTED_ENV = {**TIER_ENV, "LOCIOS_NATIVE_COUNT": "1"}
+
+
+# perf_bench's programs call small functions and methods from functions, which the
+# tests above seldom do: each is run once at its smallest parameters, as bytecode on the
+# off build and as the tier run's native code on the on build, and must print the same.
+PERF_DRIVER = """
+import sys
+name = sys.argv[-1]
+ns = {"__name__": "bench"}
+exec(compile(open(name).read(), name, "exec"), ns)
+run, result = ns["bm_setup"](ns["bm_params"][sorted(ns["bm_params"])[0]])
+run()
+print(result())
+"""
+PERF_SKIP = ("benchrun.py", "core_import_mpy_multi.py", "core_import_mpy_single.py")
+
+
+def perf_checks(on: Path, off: Path, tree: Path) -> dict[str, dict]:
+    """{benchmark: {"same": ..., "inlined": ..., "float_fast": ...}} for perf_bench."""
+    out = {}
+    with tempfile.TemporaryDirectory(prefix="native-perf-") as d:
+        driver = Path(d) / "driver.py"
+        driver.write_text(PERF_DRIVER)
+        for path in sorted((tree / "tests" / "perf_bench").glob("*.py")):
+            if path.name in PERF_SKIP or path.name.startswith("viper_"):
+                continue
+            stats = Path(d) / f"{path.stem}.stats"
+            want = subprocess.run([str(off), str(driver), path.name], cwd=path.parent,
+                                  capture_output=True, text=True, timeout=300)
+            got = subprocess.run([str(on), "-X", "emit=native", str(driver), path.name],
+                                 cwd=path.parent, capture_output=True, text=True, timeout=300,
+                                 env=dict(os.environ, **TIER_ENV,
+                                          LOCIOS_NATIVE_STATS=str(stats)))
+            same = (want.returncode == got.returncode == 0 and want.stdout == got.stdout)
+            out[path.name] = {"same": same, **native_stats(stats)}
+    return out
+
+
+def native_stats(path: Path) -> dict[str, int]:
+    """The calls inlined and float fast paths made by a run's processes (each appends a
+    line at exit: rw_unix.c); the off build writes none."""
+    total = {"inlined": 0, "float_fast": 0}
+    for line in path.read_text().splitlines() if path.exists() else ():
+        for field in line.split():
+            key, _, value = field.partition("=")
+            if key in total:
+                total[key] += int(value)
+    return total
 
 
 def run(binary: Path, tree: Path, dirs: list[str], files: list[str] | None = None,
@@ -73,10 +124,16 @@ def main() -> int:
         binary, env = how[name]
         print(f"native-suite: {name}: run-tests.py --emit native -d {' '.join(dirs)}",
               flush=True)
-        verdicts, took = run(binary, args.tree, dirs, env=env)
+        with tempfile.TemporaryDirectory(prefix="native-stats-") as d:
+            stats = Path(d) / "stats"
+            verdicts, took = run(binary, args.tree, dirs,
+                                 env={**(env or {}), "LOCIOS_NATIVE_STATS": str(stats)})
+            made = native_stats(stats)
         report[name] = {"verdicts": verdicts, "seconds": round(took, 1),
-                        "counts": dict(Counter(verdicts.values()))}
-        print(f"native-suite: {name}: {report[name]['counts']} in {took:.0f} s", flush=True)
+                        "counts": dict(Counter(verdicts.values())), **made}
+        print(f"native-suite: {name}: {report[name]['counts']} in {took:.0f} s; "
+              f"{made['inlined']} calls inlined, {made['float_fast']} float fast paths",
+              flush=True)
     got = {name: report[name]["verdicts"] for name in RUNS}
     every = set().union(*got.values())
     # run-tests.py's parallel workers sometimes interleave their output so that a verdict
@@ -92,6 +149,7 @@ def main() -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, sort_keys=True))
     report["unbound"] = unbound_checks(args.on, args.tree)
+    report["perf_bench"] = perf_checks(args.on, args.off, args.tree)
     args.out.write_text(json.dumps(report, indent=1, sort_keys=True))
     for t in differ:
         print(f"native-suite: DIFFERS {t}: "
@@ -102,7 +160,13 @@ def main() -> int:
     print(f"native-suite: on, unbound locals: {len(UNBOUND_TESTS) - len(wrong)} of "
           f"{len(UNBOUND_TESTS)} print what CPython prints"
           + (f" (not: {', '.join(wrong)})" if wrong else ""))
-    return 1 if differ or wrong else 0
+    perf = report["perf_bench"]
+    unlike = [name for name, r in perf.items() if not r["same"]]
+    print(f"native-suite: tier, perf_bench: {len(perf) - len(unlike)} of {len(perf)} print "
+          f"what the bytecode prints, with {sum(r['inlined'] for r in perf.values())} calls "
+          f"inlined and {sum(r['float_fast'] for r in perf.values())} float fast paths"
+          + (f" (not: {', '.join(unlike)})" if unlike else ""))
+    return 1 if differ or wrong or unlike else 0
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@
 // its twins (direct calls and iteration, vm/patches/0021; make native-suite), and
 // LOCIOS_NATIVE_COUNT=1 as it compiles a Locus step's twin (every jump polls, the entry
 // charges an op: vm/patches/0023). LOCIOS_NATIVE_FLOAT=3 gives every float site its fast
-// path, guarded as floats (vm/patches/0029).
+// path, guarded as floats (vm/patches/0029). LOCIOS_NATIVE_INLINE=2 inlines every call of
+// a small def of the same text (vm/patches/0030); with LOCIOS_NATIVE_STATS=<file>, the
+// calls inlined and the float fast paths made are appended to that file at exit.
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,10 @@ __attribute__((constructor)) static void rw_unix_tier_from_env(void) {
     v = getenv("LOCIOS_NATIVE_FLOAT");
     if (v != NULL && strcmp(v, "3") == 0) {
         mp_native_float_mode = MP_NATIVE_FLOAT_ALL;
+    }
+    v = getenv("LOCIOS_NATIVE_INLINE");
+    if (v != NULL && strcmp(v, "2") == 0) {
+        mp_native_inline_mode = MP_NATIVE_INLINE_ALL;
     }
 #endif
 }
@@ -55,4 +61,16 @@ __attribute__((destructor)) static void rw_unix_stats_at_exit(void) {
     }
     fprintf(f, " last_refusal=%s\n", s->last_refusal[0] ? s->last_refusal : "-");
     fclose(f);
+}
+
+__attribute__((destructor)) static void rw_unix_native_stats_at_exit(void) {
+#ifdef MP_NATIVE_FLOAT_ALL
+    const char *path = getenv("LOCIOS_NATIVE_STATS");
+    FILE *f = path ? fopen(path, "a") : NULL;
+    if (f == NULL) {
+        return;
+    }
+    fprintf(f, "inlined=%zu float_fast=%zu\n", mp_native_inline_made, mp_native_float_made);
+    fclose(f);
+#endif
 }
