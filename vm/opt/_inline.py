@@ -22,16 +22,11 @@ def method_names(src):
     out = set()
     i, n = 0, len(src)
     while i < n:
+        j = _source.past_literal(src, i)
+        if j != i:
+            i = j
+            continue
         c = src[i]
-        if c in "'\"":
-            q = src[i:i + 3] if src[i:i + 3] in ("'''", '"""') else c
-            j = src.find(q, i + len(q))
-            i = n if j < 0 else j + len(q)
-            continue
-        if c == "#":
-            j = src.find("\n", i)
-            i = n if j < 0 else j
-            continue
         if c == ".":
             j = i + 1
             while j < n and (src[j].isalpha() or src[j].isdigit() or src[j] == "_"):

@@ -40,22 +40,31 @@ def is_generator(fn):
     return type(fn) is GENERATOR_FUNCTION
 
 
+def past_literal(src, i):
+    """Where scanning src goes on from i: past a string literal or a comment that starts
+    there, else i itself."""
+    c = src[i]
+    if c in "'\"":
+        q = src[i:i + 3] if src[i:i + 3] in ("'''", '\"\"\"') else c
+        j = src.find(q, i + len(q))
+        return len(src) if j < 0 else j + len(q)
+    if c == "#":
+        j = src.find("\n", i)
+        return len(src) if j < 0 else j
+    return i
+
+
 def has_generator_expression(src):
     # Whether a `for` in src sits directly inside parentheses: a generator expression
     # (a comprehension in [] or {} is a plain call). String literals are skipped.
     stack = []
     i, n = 0, len(src)
     while i < n:
+        j = past_literal(src, i)
+        if j != i:
+            i = j
+            continue
         c = src[i]
-        if c in "'\"":
-            q = src[i:i + 3] if src[i:i + 3] in ("'''", '\"\"\"') else c
-            j = src.find(q, i + len(q))
-            i = n if j < 0 else j + len(q)
-            continue
-        if c == "#":
-            j = src.find("\n", i)
-            i = n if j < 0 else j
-            continue
         if c in "([{":
             stack.append(c)
         elif c in ")]}":
