@@ -145,6 +145,15 @@ def main() -> int:
             report[name]["counts"] = dict(Counter(got[name].values()))
     off = got["off"]
     differ = sorted(t for t in every if any(got[n].get(t) != off.get(t) for n in RUNS))
+    if differ:
+        # A garbled line can also turn into another verdict (a fresh Debian root showed a
+        # pass read as a skip): each test that differs is run again alone on every build,
+        # and only what differs then is reported.
+        print(f"native-suite: {differ} differ; running them alone on every build")
+        for name in RUNS:
+            got[name].update(run(how[name][0], args.tree, dirs, differ, how[name][1])[0])
+            report[name]["counts"] = dict(Counter(got[name].values()))
+        differ = sorted(t for t in differ if any(got[n].get(t) != off.get(t) for n in RUNS))
     report["differ"] = {t: [got[n].get(t) for n in RUNS] for t in differ}
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(report, indent=1, sort_keys=True))
