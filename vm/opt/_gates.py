@@ -45,6 +45,19 @@ def names(fn):
     return got[1]
 
 
+def source_refusal(fn, src, profile, free=()):
+    # Gate 1 for code compiled from fn's kept source (a twin, or a callee inlined into
+    # one): that source compiled to bytecode must pass the verifier under `profile` and
+    # use exactly the names fn's running code uses, so the compiled code is fn's and
+    # holds no other capability. None when it does, else why not. Raises as compiling
+    # the source raises.
+    code = _source.compile_def(fn, src, False, free=free)
+    why = vm.check(code, profile)
+    if why is None and vm.names(code) != names(fn):
+        why = "its source uses other globals than the running code"
+    return why
+
+
 def _stored(fn):
     # The globals fn's code stores.
     try:

@@ -8,7 +8,6 @@
 import _rw
 
 import opt
-import vm
 
 from . import _gates, _source
 
@@ -77,8 +76,7 @@ def _callee_source(fn, callee, profile):
         if word in src:
             return None
     try:
-        code = _source.compile_def(callee, src, False)
-        if vm.check(code, profile) is not None or vm.names(code) != _gates.names(callee):
+        if _gates.source_refusal(callee, src, profile) is not None:
             return None
     except Exception:  # noqa: BLE001 - a callee whose source does not compile is not inlined
         return None

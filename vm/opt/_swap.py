@@ -6,7 +6,6 @@ import _budget
 import _rw
 
 import opt
-import vm
 
 from . import _experience, _gates, _inline, _journal, _source, _values
 
@@ -111,11 +110,12 @@ def _float_twin(fn, src, count_ops, free, inputs, limits, inline=()):
             cand.undo()
             _gates._put_back(fn, before)
     ran = _rw.float_stats()[2]
-    made0 = _rw.float_stats()[1]
+    s0 = _rw.float_stats()
     inlined0 = _inline.made()
     twin = _source.compile_def(fn, src, True, True, count_ops, free, FLOAT_FEEDBACK, inline)
-    made = _rw.float_stats()[1] - made0
-    note = "float sites: %d, %d ran, %d with a fast path" % (sites, ran, made)
+    s1 = _rw.float_stats()
+    note = "float sites: %d, %d ran, %d with a fast path, %d storing unboxed" % (
+        sites, ran, s1[1] - s0[1], s1[3] - s0[3])
     return twin, note, _inline.made() - inlined0
 
 
@@ -149,10 +149,7 @@ def native_candidate(fn, profile, count_ops=False, inputs=(), limits=None):
         if why:
             return None, ("budget", why)
     try:
-        twin_bc = _source.compile_def(fn, src, False, free=free)
-        why = vm.check(twin_bc, profile)
-        if why is None and vm.names(twin_bc) != _gates.names(fn):
-            why = "its source uses other globals than the running code"
+        why = _gates.source_refusal(fn, src, profile, free)
         if why:
             return None, ("verify", why)
         # (A twin that counts ops enters every frame the VM enters: it inlines nothing.)

@@ -377,3 +377,93 @@ def fstats(s0):
     # Sites compiled and fast paths made since s0; sites the notes say ran (now).
     s = _rw.float_stats()
     return s[0] - s0[0], s[1] - s0[1], s[2]
+# Unboxed float locals (vm/patches/0031): a site's result stored to a local stays a
+# double, with a mark in the local, until code other than a site reads it. UCODE reads
+# such locals every other way: a call, a comparison, a container, identity, a closure's
+# cell beside them, after a raise caught in the function and in its finally, after del
+# and on a path where they are unbound, across yields, stored by unpacking and a for
+# target between sites, at a break out of a loop whose condition reads them.
+UCODE = """
+def ua(a, b):
+    s = 0.0
+    for i in range(4):
+        s += a * i + b
+    return s
+def ub(a, b):
+    s = a
+    out = []
+    for i in range(3):
+        s = s * 2.0 + b
+        out.append(s)
+        if s > 10.0:
+            s -= 10.0
+    return s, out, out[-1] is s
+def uc(a, b):
+    if a == 0.1:
+        t = b
+    t = t * 2.0 + 1.0
+    return t
+def ud(a, b):
+    s = a
+    for i in range(3):
+        s = s * 1.5 + b
+        yield i
+    yield s
+def ue(a, b):
+    s = a
+    r = None
+    try:
+        for i in range(3):
+            s = s / b + 1.0
+            s = s - 1.0 / (b - 1.0)
+    except ZeroDivisionError:
+        r = ('zde', s)
+    finally:
+        r = (r, s * 1.0)
+    return r
+def uf(a, b):
+    s = a * b + 1.0
+    if b == 3.0:
+        del s
+    return s
+def ug(a, b):
+    s = a + b * 1.0
+    s, t = b, s
+    u = s * 2.0 + t
+    for s in (a, b):
+        u += s * 0.5
+    return u, s, t
+def uh(a, b):
+    s = a * 1.0
+    n = 0
+    while s < 100.0:
+        s = s * 2.0 + b
+        n += 1
+        if n > 5:
+            break
+    return s, n
+def ui(a, b):
+    s = a * 1.0
+    x = b * 1.0
+    f = lambda: s
+    x += s * x
+    return f(), x
+def uj(a, b):
+    s = a * 2.0
+    t = s
+    s += b
+    return t, s, t is s, s == t
+"""
+UNAMES = ["ua", "ub", "uc", "ud", "ue", "uf", "ug", "uh", "ui", "uj"]
+exec(UCODE, nb)
+def agree_unboxed(ns):
+    return fcompare(UNAMES, ns, soutcome, lambda a, b: str in (type(a), type(b)) and 2 ** 62 - 1 in (a, b))
+def unboxed_twins():
+    # UCODE with every site guarded as numbers, then from feedback on float calls, and
+    # for each (fast paths made, of them storing a local unboxed).
+    s0 = _rw.float_stats()
+    every = compiled(UCODE, 3)
+    s1 = _rw.float_stats()
+    fed = feedback(UCODE, [(k, 1.5, 2.0) for k in UNAMES] + [(k, 0.1, 3.0) for k in UNAMES])
+    s2 = _rw.float_stats()
+    return every, fed, [(s1[1] - s0[1], s1[3] - s0[3]), (s2[1] - s1[1], s2[3] - s1[3])]

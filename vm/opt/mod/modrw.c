@@ -474,14 +474,15 @@ static mp_obj_t rw_float_forget_fn(void) {
 static MP_DEFINE_CONST_FUN_OBJ_0(rw_float_forget_obj, rw_float_forget_fn);
 
 // float_stats() -> (float sites compiled since boot, of them with a fast path, sites the
-// probes' notes say ran).
+// probes' notes say ran, fast paths that store a local unboxed).
 static mp_obj_t rw_float_stats_fn(void) {
-    mp_obj_t t[3] = {
+    mp_obj_t t[4] = {
         mp_obj_new_int_from_uint(mp_native_float_sites),
         mp_obj_new_int_from_uint(mp_native_float_made),
         MP_OBJ_NEW_SMALL_INT(rw_float_noted()),
+        mp_obj_new_int_from_uint(mp_native_float_unboxed),
     };
-    return mp_obj_new_tuple(3, t);
+    return mp_obj_new_tuple(4, t);
 }
 static MP_DEFINE_CONST_FUN_OBJ_0(rw_float_stats_obj, rw_float_stats_fn);
 #endif

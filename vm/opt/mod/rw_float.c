@@ -16,6 +16,7 @@
 uint8_t mp_native_float_mode;
 size_t mp_native_float_sites;
 size_t mp_native_float_made;
+size_t mp_native_float_unboxed;
 
 // What each leaf of each site held in the probing runs: MP_NATIVE_FLOAT_SEEN_* bits.
 static uint8_t seen[MP_NATIVE_FLOAT_SITES * MP_NATIVE_FLOAT_LEAVES];

@@ -70,7 +70,7 @@ PERF_SKIP = ("benchrun.py", "core_import_mpy_multi.py", "core_import_mpy_single.
 
 
 def perf_checks(on: Path, off: Path, tree: Path) -> dict[str, dict]:
-    """{benchmark: {"same": ..., "inlined": ..., "float_fast": ...}} for perf_bench."""
+    """{benchmark: {"same": ..., "inlined": ..., "float_fast": ..., "unboxed": ...}}."""
     out = {}
     with tempfile.TemporaryDirectory(prefix="native-perf-") as d:
         driver = Path(d) / "driver.py"
@@ -91,9 +91,9 @@ def perf_checks(on: Path, off: Path, tree: Path) -> dict[str, dict]:
 
 
 def native_stats(path: Path) -> dict[str, int]:
-    """The calls inlined and float fast paths made by a run's processes (each appends a
-    line at exit: rw_unix.c); the off build writes none."""
-    total = {"inlined": 0, "float_fast": 0}
+    """The calls inlined, float fast paths and unboxed stores made by a run's processes
+    (each appends a line at exit: rw_unix.c); the off build writes none."""
+    total = {"inlined": 0, "float_fast": 0, "unboxed": 0}
     for line in path.read_text().splitlines() if path.exists() else ():
         for field in line.split():
             key, _, value = field.partition("=")
@@ -132,7 +132,8 @@ def main() -> int:
         report[name] = {"verdicts": verdicts, "seconds": round(took, 1),
                         "counts": dict(Counter(verdicts.values())), **made}
         print(f"native-suite: {name}: {report[name]['counts']} in {took:.0f} s; "
-              f"{made['inlined']} calls inlined, {made['float_fast']} float fast paths",
+              f"{made['inlined']} calls inlined, {made['float_fast']} float fast paths "
+              f"({made['unboxed']} storing unboxed)",
               flush=True)
     got = {name: report[name]["verdicts"] for name in RUNS}
     every = set().union(*got.values())
@@ -173,7 +174,8 @@ def main() -> int:
     unlike = [name for name, r in perf.items() if not r["same"]]
     print(f"native-suite: tier, perf_bench: {len(perf) - len(unlike)} of {len(perf)} print "
           f"what the bytecode prints, with {sum(r['inlined'] for r in perf.values())} calls "
-          f"inlined and {sum(r['float_fast'] for r in perf.values())} float fast paths"
+          f"inlined and {sum(r['float_fast'] for r in perf.values())} float fast paths "
+          f"({sum(r['unboxed'] for r in perf.values())} storing unboxed)"
           + (f" (not: {', '.join(unlike)})" if unlike else ""))
     return 1 if differ or wrong or unlike else 0
 

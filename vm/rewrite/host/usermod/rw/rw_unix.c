@@ -70,7 +70,8 @@ __attribute__((destructor)) static void rw_unix_native_stats_at_exit(void) {
     if (f == NULL) {
         return;
     }
-    fprintf(f, "inlined=%zu float_fast=%zu\n", mp_native_inline_made, mp_native_float_made);
+    fprintf(f, "inlined=%zu float_fast=%zu unboxed=%zu\n", mp_native_inline_made,
+            mp_native_float_made, mp_native_float_unboxed);
     fclose(f);
 #endif
 }
