@@ -232,12 +232,13 @@ def test_native_float_sites_agree_with_bytecode_guarded_and_from_feedback(g):
     assert g.eval("rruns(rf) == rruns(rb)") == "True"
     # Type feedback: probed on these calls, all 9 sites ran and get fast paths: fm's 3 and
     # sc's 4 guard floats; sa's 2 guard c as an int and b as a number (it held a float,
-    # then an int), checking at each op that a float is among its operands.
+    # then an int), checking at each op that a float is among its operands. (Each of the
+    # two compiles has 29 sites, 7 of them comparisons: 0032.)
     g.run("s0 = _rw.float_stats()")
     g.run("fb = feedback(FCODE + SCODE, [('fm', 1.5, 2.0), ('sa', 1.5, 2.5), "
           "('sc', 2.0, 4.0), ('sa', 0.5, 7)])")
     sites, made, ran = ast.literal_eval(g.eval("fstats(s0)"))
-    assert (made, ran) == (9, 9) and sites == 44, (sites, made, ran)
+    assert (made, ran) == (9, 9) and sites == 58, (sites, made, ran)
     n, bad = ast.literal_eval(g.eval("agree_sites(fb)", timeout=300))
     assert n == 16208 and bad == 0, (n, bad)
     # Attribute leaves (p.x) are read in the fast path only as an instance's members:
@@ -268,15 +269,33 @@ def test_unboxed_float_locals_agree_with_bytecode_read_every_other_way(g):
     g.paste(AGREE)
     g.run("uall, ufed, ustats = unboxed_twins()", timeout=120)
     every, fed = ast.literal_eval(g.eval("ustats"))
-    # 19 sites get fast paths, 17 of them storing a local unboxed: not ue's `s * 1.0`
-    # (in a tuple, stored nowhere) nor ui's `s = a * 1.0` (s is the lambda's cell).
-    assert every == (19, 17), every
-    # From feedback, uc's site (t was unbound when probed) and uh's `n += 1` (int
-    # arithmetic) get none.
-    assert fed == (17, 15), fed
+    # 25 sites get fast paths (6 of them comparisons: 0032), 17 storing a local unboxed:
+    # not ue's `s * 1.0` (in a tuple, stored nowhere) nor ui's `s = a * 1.0` (s is the
+    # lambda's cell).
+    assert every == (25, 17), every
+    # From feedback, uc's `t * 2.0 + 1.0` (t was unbound when probed), uh's `n += 1` and
+    # `n > 5` (int arithmetic) get none.
+    assert fed == (22, 15), fed
     for ns in ("uall", "ufed"):
         n, bad = ast.literal_eval(g.eval(f"agree_unboxed({ns})", timeout=300))
         assert n == 7270 and bad == 0, (ns, n, bad)
+
+
+def test_float_comparisons_agree_with_bytecode_guarded_and_from_feedback(g):
+    # vm/patches/0032: `l op r` (< > == <= >= !=) over arithmetic on locals and constants
+    # is a float site whose fast path compares doubles and gives True or False. Every
+    # pair of float edges (NaN, infinities, signed zeros, the smallest subnormal), ints
+    # small, past 2**53 and big, bools, complex numbers and a string must give the
+    # bytecode's outcome, with every site guarded as numbers and from feedback.
+    g.paste(AGREE)
+    g.run("call, cfed, cstats = compare_twins()", timeout=120)
+    every, fed = ast.literal_eval(g.eval("cstats"))
+    # All 15 sites (c10's chain, `is` and `in` are none); from feedback (floats, and an
+    # int b), c8's `n < 5` and `n += 1` are int arithmetic: 13.
+    assert (every, fed) == (15, 13), (every, fed)
+    for ns in ("call", "cfed"):
+        n, bad = ast.literal_eval(g.eval(f"agree_compare({ns})", timeout=300))
+        assert n == 8019 and bad == 0, (ns, n, bad)
 
 
 def test_the_optimiser_gives_a_twins_float_sites_fast_paths_from_its_calls(g):

@@ -467,3 +467,39 @@ def unboxed_twins():
     fed = feedback(UCODE, [(k, 1.5, 2.0) for k in UNAMES] + [(k, 0.1, 3.0) for k in UNAMES])
     s2 = _rw.float_stats()
     return every, fed, [(s1[1] - s0[1], s1[3] - s0[3]), (s2[1] - s1[1], s2[3] - s1[3])]
+# Comparisons as float sites (vm/patches/0032): `l op r` for op in < > == <= >= != over a
+# site's kind of expressions is compared on doubles (NaN unordered, -0.0 equal to 0.0,
+# a small int converted as the bytecode converts it); chains, `is` and `in` are no sites.
+CCODE = """
+def c0(a, b): return a < b
+def c1(a, b): return a > b
+def c2(a, b): return a == b
+def c3(a, b): return a <= b
+def c4(a, b): return a >= b
+def c5(a, b): return a != b
+def c6(a, b): return a * 2.0 < b + 1
+def c7(a, b): return a + 0.5 == b - 0.5
+def c8(a, b):
+    n = 0
+    s = a * 1.0
+    while s < b and n < 5:
+        s = s * 2.0 + 1.0
+        n += 1
+    return s, n
+def c9(a, b):
+    return 1 if a * b >= 3.0 else 2, not (a != b * 1.0)
+def c10(a, b): return a < b < 2.0, a is b, a in (b,)
+"""
+CNAMES = ["c%d" % i for i in range(11)]
+exec(CCODE, nb)
+def agree_compare(ns):
+    return fcompare(CNAMES, ns, soutcome, lambda a, b: False)
+def compare_twins():
+    # CCODE with every site guarded as numbers, then from feedback on float calls, and
+    # for each the fast paths made.
+    s0 = _rw.float_stats()
+    every = compiled(CCODE, 3)
+    s1 = _rw.float_stats()
+    fed = feedback(CCODE, [(k, 1.5, 2.0) for k in CNAMES] + [(k, 0.1, 3) for k in CNAMES])
+    s2 = _rw.float_stats()
+    return every, fed, [s1[1] - s0[1], s2[1] - s1[1]]
