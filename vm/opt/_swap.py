@@ -78,6 +78,15 @@ def _counted_refusal(fn, src):
 FLOAT_PROBE, FLOAT_FEEDBACK = 1, 2
 
 
+def _compile_twin(fn, src, count_ops, free, float_mode, inline):
+    # (twin, (float sites, of them with a fast path, fast paths storing unboxed), calls
+    # inlined): fn's native twin compiled in a float mode, and what that compile made.
+    s0, inlined0 = _rw.float_stats(), _inline.made()
+    twin = _source.compile_def(fn, src, True, True, count_ops, free, float_mode, inline)
+    s1 = _rw.float_stats()
+    return twin, (s1[0] - s0[0], s1[1] - s0[1], s1[3] - s0[3]), _inline.made() - inlined0
+
+
 def _float_twin(fn, src, count_ops, free, inputs, limits, inline=()):
     # (twin, note, calls its compile inlined): the twin with float sites given fast paths
     # by type feedback. Compiled first to probe (each site passes its local leaves'
@@ -89,15 +98,11 @@ def _float_twin(fn, src, count_ops, free, inputs, limits, inline=()):
     # both compiles, so the sites of their bodies get feedback too.
     if not opt.FLOAT_SITES or not inputs or (limits is not None and _budget.active()):
         # (Locus code is replayed only under its own budget, which cannot nest.)
-        made0 = _inline.made()
-        twin = _source.compile_def(fn, src, True, True, count_ops, free, 0, inline)
-        return twin, "", _inline.made() - made0
-    sites0 = _rw.float_stats()[0]
-    made0 = _inline.made()
-    probe = _source.compile_def(fn, src, True, True, count_ops, free, FLOAT_PROBE, inline)
-    sites = _rw.float_stats()[0] - sites0
+        twin, _, inlined = _compile_twin(fn, src, count_ops, free, 0, inline)
+        return twin, "", inlined
+    probe, (sites, _, _), inlined = _compile_twin(fn, src, count_ops, free, FLOAT_PROBE, inline)
     if not sites:
-        return probe, "", _inline.made() - made0  # with no site, no probe: the plain twin
+        return probe, "", inlined  # with no site, no probe: the plain twin
     _rw.float_forget()
     cand = Native(fn, probe, None)
     for args in inputs:
@@ -110,13 +115,11 @@ def _float_twin(fn, src, count_ops, free, inputs, limits, inline=()):
             cand.undo()
             _gates._put_back(fn, before)
     ran = _rw.float_stats()[2]
-    s0 = _rw.float_stats()
-    inlined0 = _inline.made()
-    twin = _source.compile_def(fn, src, True, True, count_ops, free, FLOAT_FEEDBACK, inline)
-    s1 = _rw.float_stats()
+    twin, (_, made, unboxed), inlined = _compile_twin(fn, src, count_ops, free, FLOAT_FEEDBACK,
+                                                      inline)
     note = "float sites: %d, %d ran, %d with a fast path, %d storing unboxed" % (
-        sites, ran, s1[1] - s0[1], s1[3] - s0[3])
-    return twin, note, _inline.made() - inlined0
+        sites, ran, made, unboxed)
+    return twin, note, inlined
 
 
 def native_candidate(fn, profile, count_ops=False, inputs=(), limits=None):
