@@ -458,15 +458,18 @@ UNAMES = ["ua", "ub", "uc", "ud", "ue", "uf", "ug", "uh", "ui", "uj"]
 exec(UCODE, nb)
 def agree_unboxed(ns):
     return fcompare(UNAMES, ns, soutcome, lambda a, b: str in (type(a), type(b)) and 2 ** 62 - 1 in (a, b))
-def unboxed_twins():
-    # UCODE with every site guarded as numbers, then from feedback on float calls, and
-    # for each (fast paths made, of them storing a local unboxed).
+def fed_twins(code, names, b):
+    # code with every site guarded as numbers, then from feedback on calls of each of
+    # names with (1.5, 2.0) and (0.1, b); for each, (fast paths made, of them storing a
+    # local unboxed).
     s0 = _rw.float_stats()
-    every = compiled(UCODE, 3)
+    every = compiled(code, 3)
     s1 = _rw.float_stats()
-    fed = feedback(UCODE, [(k, 1.5, 2.0) for k in UNAMES] + [(k, 0.1, 3.0) for k in UNAMES])
+    fed = feedback(code, [(k, 1.5, 2.0) for k in names] + [(k, 0.1, b) for k in names])
     s2 = _rw.float_stats()
     return every, fed, [(s1[1] - s0[1], s1[3] - s0[3]), (s2[1] - s1[1], s2[3] - s1[3])]
+def unboxed_twins():
+    return fed_twins(UCODE, UNAMES, 3.0)
 # Comparisons as float sites (vm/patches/0032): `l op r` for op in < > == <= >= != over a
 # site's kind of expressions is compared on doubles (NaN unordered, -0.0 equal to 0.0,
 # a small int converted as the bytecode converts it); chains, `is` and `in` are no sites.
@@ -495,11 +498,6 @@ exec(CCODE, nb)
 def agree_compare(ns):
     return fcompare(CNAMES, ns, soutcome, lambda a, b: False)
 def compare_twins():
-    # CCODE with every site guarded as numbers, then from feedback on float calls, and
-    # for each the fast paths made.
-    s0 = _rw.float_stats()
-    every = compiled(CCODE, 3)
-    s1 = _rw.float_stats()
-    fed = feedback(CCODE, [(k, 1.5, 2.0) for k in CNAMES] + [(k, 0.1, 3) for k in CNAMES])
-    s2 = _rw.float_stats()
-    return every, fed, [s1[1] - s0[1], s2[1] - s1[1]]
+    # (b an int in the second calls: a comparison of a float with an int has a fast path)
+    every, fed, made = fed_twins(CCODE, CNAMES, 3)
+    return every, fed, [m[0] for m in made]
